@@ -1,0 +1,178 @@
+"""Deterministic builder of the MLPerf Tiny keyword-spotting DS-CNN as an int8-interface QDQ ONNX.
+
+Architecture (model-recipes.md §4.1): input 1×1×49×10 (NCHW); Conv 64 filters 10×4 stride 2,
+pads (4,1,5,1) → 64×25×5 with BN folded + ReLU; 4 × [depthwise 3×3 pad 1 + BN + ReLU; pointwise
+1×1 → 64 + BN + ReLU]; AveragePool 25×5 → 64×1×1; Flatten → Gemm 64→12 → Softmax.
+
+Weights are synthetic (numpy ``default_rng(SEED)``), He-scaled so activations stay in a useful
+range through all nine convs, with random BatchNorm statistics folded into the convs at build
+time (tigris never sees a BatchNormalization). The Gemm is scaled so the logits spread over a few
+units and the softmax output varies with the input. The fp32 graph is opset 13 / IR 8 and is
+quantized with :func:`models.qdq.quantize_qdq` (the recipe) from 8 fixed-seed calibration batches,
+then the boundary Q/DQ is stripped: the model takes int8 ``[1,1,49,10]`` and returns int8
+``[1,12]`` (softmax output, scale 1/256, zero point −128 from ORT's calibration of [0, 1]).
+
+CLI: ``python models/ds_cnn/build.py -o OUT.onnx`` (prints the boundary quantization).
+
+Compiled with tigris-ml 0.12.1 (``tigris compile OUT.onnx -m 20K``): 1 stage, 13 ops, 14 tensors,
+fast peak 16000 B, as model-recipes.md §4.2. See README.md next to this file for the budgets at
+which the plan has several stages that are *all* untiled (the first milestone of our runtime).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from models.qdq import BoundaryQuant, quantize_qdq, save_model, strip_boundary_qdq  # noqa: E402
+
+SEED = 20240613
+CALIB_SEED = 7
+NUM_CALIB_BATCHES = 8
+INPUT_SHAPE = (1, 1, 49, 10)
+NUM_CLASSES = 12
+FILTERS = 64
+NUM_DS_BLOCKS = 4
+BN_EPS = 1e-3
+HEAD_SEED = 11
+HEAD_GAIN = 1.0
+HEAD_BATCHES = 64
+
+
+def _fold_bn(
+    rng: np.random.Generator, w: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw BatchNorm statistics for ``w``'s output channels and fold them into (w, b)."""
+    oc = w.shape[0]
+    gamma = rng.uniform(0.8, 1.2, oc)
+    beta = rng.normal(0.05, 0.1, oc)
+    mean = rng.normal(0.0, 0.1, oc)
+    var = rng.uniform(0.6, 1.4, oc)
+    k = gamma / np.sqrt(var + BN_EPS)
+    w_f = w * k.reshape(-1, *([1] * (w.ndim - 1)))
+    b_f = (b - mean) * k + beta
+    return w_f.astype(np.float32), b_f.astype(np.float32)
+
+
+def make_fp32(seed: int = SEED) -> onnx.ModelProto:
+    """Build the fp32 DS-CNN (opset 13, IR 8, BN folded, ReLU as separate nodes)."""
+    rng = np.random.default_rng(seed)
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
+
+    def const(name: str, arr: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        return name
+
+    def conv_bn_relu(x: str, name: str, w: np.ndarray, **attrs: object) -> str:
+        b = np.zeros(w.shape[0], np.float32)
+        w_f, b_f = _fold_bn(rng, w, b)
+        nodes.append(helper.make_node(
+            "Conv", [x, const(f"{name}.weight", w_f), const(f"{name}.bias", b_f)],
+            [f"{name}.conv"], name=f"{name}/Conv", **attrs))
+        nodes.append(helper.make_node("Relu", [f"{name}.conv"], [f"{name}.relu"],
+                                      name=f"{name}/Relu"))
+        return f"{name}.relu"
+
+    def he(shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+
+    x = conv_bn_relu("input", "conv1", he((FILTERS, 1, 10, 4), 40),
+                     kernel_shape=[10, 4], strides=[2, 2], pads=[4, 1, 5, 1])
+    for i in range(1, NUM_DS_BLOCKS + 1):
+        x = conv_bn_relu(x, f"dw{i}", he((FILTERS, 1, 3, 3), 9),
+                         kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1], group=FILTERS)
+        x = conv_bn_relu(x, f"pw{i}", he((FILTERS, FILTERS, 1, 1), FILTERS),
+                         kernel_shape=[1, 1])
+    nodes.append(helper.make_node("AveragePool", [x], ["pool"], name="pool/AveragePool",
+                                  kernel_shape=[25, 5]))
+    nodes.append(helper.make_node("Flatten", ["pool"], ["flat"], name="flatten/Flatten", axis=1))
+    fc_w = rng.standard_normal((NUM_CLASSES, FILTERS))
+    mean, std = _feature_stats(_graph(nodes, inits, "flat", [1, FILTERS]))
+    # Centre and normalise the head on the pooled features of fixed-seed inputs: with random
+    # conv weights the pooled features are dominated by their mean, so an uncentred head gives
+    # nearly the same softmax for every input. One common scale (the RMS of the per-channel
+    # stds), not a per-channel 1/std: some channels vary by less than one int8 step of the
+    # pooled tensor, and amplifying them would turn quantization noise into the logits.
+    # Logit std ≈ HEAD_GAIN across inputs.
+    rms = float(np.round(np.sqrt(np.mean(std**2)), 3))
+    fc_w = (fc_w * HEAD_GAIN / (rms * np.sqrt(FILTERS))).astype(np.float32)
+    fc_b = (-(fc_w.astype(np.float64) @ mean)).astype(np.float32)
+    nodes.append(helper.make_node("Gemm", ["flat", const("fc.weight", fc_w), const("fc.bias", fc_b)],
+                                  ["logits"], name="fc/Gemm", transB=1))
+    nodes.append(helper.make_node("Softmax", ["logits"], ["output"], name="softmax/Softmax", axis=-1))
+
+    model = _graph(nodes, inits, "output", [1, NUM_CLASSES])
+    onnx.checker.check_model(model)
+    return model
+
+
+def _graph(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], output: str,
+           out_dims: list[int]) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes, "ds_cnn",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, list(INPUT_SHAPE))],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, out_dims)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                              producer_name="tigris-scons/models/ds_cnn")
+    model.ir_version = 8
+    return model
+
+
+def _feature_stats(body: onnx.ModelProto) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean/std of the pooled features over fixed-seed inputs (fp32 ORT).
+
+    Rounded to 3 decimals so last-ulp differences between CPUs cannot change the weights.
+    """
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(body.SerializeToString(), providers=["CPUExecutionProvider"])
+    feats = np.concatenate([sess.run(None, {"input": x})[0]
+                            for x in calibration_batches(HEAD_BATCHES, HEAD_SEED)])
+    mean = np.round(feats.mean(axis=0).astype(np.float64), 3)
+    std = np.maximum(np.round(feats.std(axis=0).astype(np.float64), 3), 1e-3)
+    return mean, std
+
+
+def calibration_batches(n: int = NUM_CALIB_BATCHES, seed: int = CALIB_SEED) -> list[np.ndarray]:
+    """Fixed-seed MFCC-like calibration inputs (unit-variance normal, float32, NCHW)."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(INPUT_SHAPE).astype(np.float32) for _ in range(n)]
+
+
+def build_model() -> tuple[onnx.ModelProto, list[BoundaryQuant], list[BoundaryQuant]]:
+    """Return the int8-interface QDQ model and its removed boundary input/output quantization."""
+    qmodel = quantize_qdq(make_fp32(), calibration_batches())
+    return strip_boundary_qdq(qmodel)
+
+
+def build(path: str | Path) -> Path:
+    """Build the int8-interface QDQ DS-CNN and write it to ``path``; returns the path."""
+    model, _, _ = build_model()
+    return save_model(model, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--output", required=True, type=Path, help="output .onnx path")
+    args = ap.parse_args(argv)
+    model, ins, outs = build_model()
+    save_model(model, args.output)
+    for q in ins + outs:
+        print(f"{q.tensor}: scale {q.scale!r} zero_point {q.zero_point} (was {q.original})")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

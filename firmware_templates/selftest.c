@@ -1,0 +1,71 @@
+/*
+ * Test-only fault/exit hooks. NOT part of the default firmware: compile this file and main.c
+ * with -DFW_SELFTEST=<n> to make main() call fw_selftest(n) right after BENCH_START.
+ *
+ *   1  load from 0xF0000000 (bus error)         -> HardFault report, exit 3
+ *   2  UDF instruction                          -> HardFault report, exit 3
+ *   3  unbounded recursion (MSPLIM stack overflow, STKOF) -> HardFault report, exit 3
+ *   4  pend + enable IRQ 5                      -> Default_Handler report, exit 4
+ *   5  AIRCR.SYSRESETREQ (guest reset)          -> with -no-reboot QEMU exits 0 without BENCH_END
+ *   6  semihosting exit with status 42          -> exit 42
+ *   7  spin forever                             -> only the external timeout ends it
+ * Any other value returns and the firmware continues normally.
+ */
+#include <stdint.h>
+
+#include "semihosting.h"
+
+void fw_selftest(int which);
+
+#define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
+#define NVIC_ISPR0 (*(volatile uint32_t *)0xE000E200u)
+#define SCB_AIRCR (*(volatile uint32_t *)0xE000ED0Cu)
+
+__attribute__((noinline)) static uint32_t fw_selftest_recurse(volatile uint32_t depth)
+{
+    volatile uint8_t pad[256];
+    if (depth == 0xFFFFFFFFu) {
+        return 0u;                      /* never: keeps -Winfinite-recursion quiet */
+    }
+    pad[depth & 0xFFu] = (uint8_t)depth;
+    return fw_selftest_recurse(depth + 1u) + pad[(depth + 1u) & 0xFFu];
+}
+
+void fw_selftest(int which)
+{
+    sh_puts("SELFTEST ");
+    sh_put_i32(which);
+    sh_newline();
+    switch (which) {
+    case 1:
+        (void)*(volatile uint32_t *)0xF0000000u;
+        break;
+    case 2:
+        __asm__ volatile("udf #0");
+        break;
+    case 3:
+        (void)fw_selftest_recurse(0u);
+        break;
+    case 4:
+        NVIC_ISER0 = 1u << 5;
+        NVIC_ISPR0 = 1u << 5;
+        __asm__ volatile("dsb\n\tisb\n\tcpsie i" ::: "memory");
+        break;
+    case 5:
+        SCB_AIRCR = (0x05FAu << 16) | (1u << 2);
+        __asm__ volatile("dsb" ::: "memory");
+        for (;;) {
+        }
+    case 6:
+        sh_exit(42);
+    case 7:
+        for (;;) {
+        }
+    default:
+        break;
+    }
+    sh_puts("SELFTEST ");
+    sh_put_i32(which);
+    sh_puts(" returned");
+    sh_newline();
+}

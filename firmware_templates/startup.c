@@ -1,0 +1,179 @@
+/*
+ * Start-up code for the Cortex-M55 on QEMU mps3-an547 (also fine on the real AN547 FPGA image).
+ *
+ * - Vector table: 16 system entries + 96 IRQs, 512-byte aligned, section .vectors (linked at 0).
+ * - Reset_Handler (naked): enables CP10/CP11 before any compiler-generated FP code, sets the
+ *   stack pointer and the v8-M stack limit (MSPLIM = __stack_limit, so a stack overflow raises a
+ *   STKOF UsageFault instead of silently overwriting .bss/arenas), then jumps to reset_c().
+ * - reset_c(): copies .data, zeroes .bss, runs .preinit_array/.init_array, sets VTOR, calls
+ *   main() and hands its return value to the semihosting exit (QEMU exit status).
+ * - HardFault_Handler: reports pc, lr, xpsr, CFSR, HFSR, BFAR, MMFAR and exits with status 3.
+ * - Default_Handler: every other exception/IRQ; reports IPSR and exits with status 4.
+ */
+#include <stdint.h>
+
+#include "semihosting.h"
+
+#define FW_EXIT_HARDFAULT 3
+#define FW_EXIT_UNEXPECTED_EXCEPTION 4
+
+#define SCB_VTOR (*(volatile uint32_t *)0xE000ED08u)
+#define SCB_CFSR (*(volatile uint32_t *)0xE000ED28u)
+#define SCB_HFSR (*(volatile uint32_t *)0xE000ED2Cu)
+#define SCB_MMFAR (*(volatile uint32_t *)0xE000ED34u)
+#define SCB_BFAR (*(volatile uint32_t *)0xE000ED38u)
+
+#define FW_NUM_SYSTEM_VECTORS 16u
+#define FW_NUM_IRQ_VECTORS 96u
+
+typedef void (*fw_vector_t)(void);
+
+/* Linker-script symbols (an547.ld). */
+extern uint32_t __stack_top[];
+extern uint32_t __data_load[];
+extern uint32_t __data_start[];
+extern uint32_t __data_end[];
+extern uint32_t __bss_start[];
+extern uint32_t __bss_end[];
+extern fw_vector_t __preinit_array_start[];
+extern fw_vector_t __preinit_array_end[];
+extern fw_vector_t __init_array_start[];
+extern fw_vector_t __init_array_end[];
+
+int main(void);
+
+void Reset_Handler(void);
+void HardFault_Handler(void);
+void Default_Handler(void);
+__attribute__((noreturn)) void fw_reset_c(void);
+__attribute__((noreturn)) void fw_hardfault_report(const uint32_t *frame, uint32_t exc_return);
+
+/* Overridable system handlers: all default to Default_Handler (exit 4). */
+void NMI_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void MemManage_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void BusFault_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void UsageFault_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SecureFault_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void DebugMon_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
+
+#define FW_IRQ16(h) h, h, h, h, h, h, h, h, h, h, h, h, h, h, h, h
+
+__attribute__((section(".vectors"), used, aligned(512)))
+const fw_vector_t fw_vector_table[FW_NUM_SYSTEM_VECTORS + FW_NUM_IRQ_VECTORS] = {
+    (fw_vector_t)__stack_top,   /* 0: initial MSP */
+    Reset_Handler,              /* 1 */
+    NMI_Handler,                /* 2 */
+    HardFault_Handler,          /* 3 */
+    MemManage_Handler,          /* 4 */
+    BusFault_Handler,           /* 5 */
+    UsageFault_Handler,         /* 6 */
+    SecureFault_Handler,        /* 7 */
+    0, 0, 0,                    /* 8-10: reserved */
+    SVC_Handler,                /* 11 */
+    DebugMon_Handler,           /* 12 */
+    0,                          /* 13: reserved */
+    PendSV_Handler,             /* 14 */
+    SysTick_Handler,            /* 15 */
+    /* 16..111: external interrupts 0..95 */
+    FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler),
+    FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler),
+};
+
+/* Runs before anything else: no stack use, no FP, no C. */
+__attribute__((naked, noreturn)) void Reset_Handler(void)
+{
+    __asm__ volatile(
+        /* CPACR (0xE000ED88) |= CP10/CP11 full access */
+        "movw r0, #0xED88\n"
+        "movt r0, #0xE000\n"
+        "ldr  r1, [r0]\n"
+        "orr  r1, r1, #(0xF << 20)\n"
+        "str  r1, [r0]\n"
+        "dsb\n"
+        "isb\n"
+        /* MSP = __stack_top (also in vector 0), MSPLIM = __stack_limit */
+        "movw r0, #:lower16:__stack_top\n"
+        "movt r0, #:upper16:__stack_top\n"
+        "msr  msp, r0\n"
+        "movw r0, #:lower16:__stack_limit\n"
+        "movt r0, #:upper16:__stack_limit\n"
+        "msr  msplim, r0\n"
+        "isb\n"
+        "b    fw_reset_c\n");
+}
+
+__attribute__((used, noreturn, noinline, optimize("no-tree-loop-distribute-patterns")))
+void fw_reset_c(void)
+{
+    const uint32_t *src = __data_load;
+    for (uint32_t *dst = __data_start; dst < __data_end; ++dst) {
+        *dst = *src++;
+    }
+    for (uint32_t *dst = __bss_start; dst < __bss_end; ++dst) {
+        *dst = 0u;
+    }
+    SCB_VTOR = (uint32_t)(uintptr_t)fw_vector_table;
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+
+    for (fw_vector_t *fn = __preinit_array_start; fn < __preinit_array_end; ++fn) {
+        (*fn)();
+    }
+    for (fw_vector_t *fn = __init_array_start; fn < __init_array_end; ++fn) {
+        (*fn)();
+    }
+
+    sh_exit(main());
+}
+
+/* Naked so the stacked frame is found before anything is pushed. Disables the stack limit
+ * first: after a stack overflow (STKOF) the report itself needs a little stack below it. */
+__attribute__((naked, noreturn)) void HardFault_Handler(void)
+{
+    __asm__ volatile(
+        "movs  r2, #0\n"
+        "msr   msplim, r2\n"
+        "msr   psplim, r2\n"
+        "tst   lr, #4\n"
+        "ite   eq\n"
+        "mrseq r0, msp\n"
+        "mrsne r0, psp\n"
+        "mov   r1, lr\n"
+        "b     fw_hardfault_report\n");
+}
+
+__attribute__((used, noreturn, noinline))
+void fw_hardfault_report(const uint32_t *frame, uint32_t exc_return)
+{
+    /* Basic frame: r0 r1 r2 r3 r12 lr pc xpsr (an FP extended frame starts the same way). */
+    sh_ensure_line_start();
+    sh_puts("HARDFAULT");
+    sh_put_kv_hex32("pc", frame[6]);
+    sh_put_kv_hex32("lr", frame[5]);
+    sh_put_kv_hex32("xpsr", frame[7]);
+    sh_put_kv_hex32("cfsr", SCB_CFSR);
+    sh_put_kv_hex32("hfsr", SCB_HFSR);
+    sh_put_kv_hex32("bfar", SCB_BFAR);
+    sh_put_kv_hex32("mmfar", SCB_MMFAR);
+    sh_put_kv_hex32("exc_return", exc_return);
+    sh_put_kv_hex32("sp", (uint32_t)(uintptr_t)frame);
+    sh_newline();
+    sh_exit(FW_EXIT_HARDFAULT);
+}
+
+void Default_Handler(void)
+{
+    uint32_t ipsr;
+    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+    ipsr &= 0x1FFu;
+    sh_ensure_line_start();
+    sh_puts("UNEXPECTED_EXCEPTION");
+    sh_put_kv_u32("ipsr", ipsr);
+    if (ipsr >= FW_NUM_SYSTEM_VECTORS) {
+        sh_put_kv_u32("irq", ipsr - FW_NUM_SYSTEM_VECTORS);
+    }
+    sh_newline();
+    sh_exit(FW_EXIT_UNEXPECTED_EXCEPTION);
+}

@@ -1,0 +1,115 @@
+"""Single-op int8 QDQ ONNX models for differential tests of our C runtime.
+
+Usage (repo root on ``sys.path``, as tests/conftest.py arranges; ``tests/`` itself also works)::
+
+    from opmodels import CASES, compile_plan, random_inputs, read_plan   # or tests.opmodels
+    onnx_path = CASES["conv3x3_c3_p1"].build(tmp_dir)                   # deterministic .onnx
+    plan_path = compile_plan(onnx_path, "256K", tmp_dir / "conv.tgrs")
+    plan = read_plan(plan_path)                                         # read_binary_plan dict
+    with tigris.runtime.Session(str(plan_path)) as s:
+        out = s.run(random_inputs(s, np.random.default_rng(0)))
+
+Every case compiles at a generous budget (its ``budget``, 256K) into ONE untiled stage. Cases and
+the plan contents observed with tigris-ml 0.12.1 are listed in README.md.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_REPO = Path(__file__).resolve().parents[2]
+if str(_REPO) not in sys.path:  # models.qdq lives at the repository root
+    sys.path.insert(0, str(_REPO))
+
+from .cases import CASES, OP, OpCase  # noqa: E402
+
+__all__ = ["CASES", "OP", "OpCase", "TIGRIS", "compile_plan", "random_inputs", "read_plan",
+           "untiled_stages"]
+
+#: The tigris CLI of the running interpreter's environment (the project venv).
+TIGRIS = Path(sys.executable).parent / "tigris"
+
+
+def compile_plan(onnx_path: str | Path, budget: str, out_path: str | Path,
+                 extra_args: Sequence[str] = ()) -> Path:
+    """Run ``tigris compile ONNX -m BUDGET -o OUT [extra_args]``; return ``out_path``.
+
+    An existing ``out_path`` is replaced. Raises ``RuntimeError`` with the CLI's output when no
+    plan is written (tigris prints the reason above ``Error: no plan written``).
+    """
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    cmd = [str(TIGRIS), "compile", str(onnx_path), "-m", budget, "-o", str(out), *extra_args]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0 or not out.exists():
+        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    return out
+
+
+def read_plan(plan: str | Path | bytes) -> dict[str, Any]:
+    """Parse a ``.tgrs`` with ``tigris.emitters.binary.reader.read_binary_plan``."""
+    from tigris.emitters.binary.reader import read_binary_plan
+
+    data = plan if isinstance(plan, bytes) else Path(plan).read_bytes()
+    return read_binary_plan(data)
+
+
+def _interface(source: Any) -> list[dict[str, Any]]:
+    """[{name, dtype, shape}] of the model inputs, from a Session, a plan path/bytes or plan dict."""
+    from onnx.helper import tensor_dtype_to_np_dtype
+
+    if hasattr(source, "inputs") and not isinstance(source, Mapping):
+        return [{"name": i["name"], "dtype": np.dtype(i["dtype"]), "shape": tuple(i["shape"])}
+                for i in source.inputs]
+    plan = source if isinstance(source, Mapping) else read_plan(source)
+    out = []
+    for t in plan["model_inputs"]:
+        rec = plan["tensors"][t]
+        code = rec["iface_dtype"] or rec["dtype"]  # ONNX TensorProto.DataType codes
+        out.append({"name": rec["name"], "dtype": np.dtype(tensor_dtype_to_np_dtype(code)),
+                    "shape": tuple(rec["shape"])})
+    return out
+
+
+def random_inputs(session_or_plan: Any, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Random inputs keyed by interface name, in the plan's stored (NHWC) shape and dtype.
+
+    ``session_or_plan``: a ``tigris.runtime.Session``, a plan path/bytes, or a ``read_plan`` dict.
+    integer inputs are uniform over all codes (saturating every kernel path); float32 inputs are
+    standard normal, the distribution the cases were calibrated on (plus a few values beyond the
+    calibrated range, which the boundary quantizer must saturate).
+    """
+    inputs = {}
+    for spec in _interface(session_or_plan):
+        if spec["dtype"].kind in "iu":
+            info = np.iinfo(spec["dtype"])
+            arr = rng.integers(info.min, info.max, size=spec["shape"], dtype=spec["dtype"],
+                               endpoint=True)
+        else:
+            arr = rng.standard_normal(spec["shape"]).astype(np.float32)
+            flat = arr.reshape(-1)
+            flat[: min(2, flat.size)] = [8.0, -8.0][: min(2, flat.size)]
+        inputs[spec["name"]] = np.ascontiguousarray(arr)
+    return inputs
+
+
+def untiled_stages(plan: Mapping[str, Any]) -> list[bool]:
+    """Per stage: True if it runs on the normal (untiled) path.
+
+    That is: no tile plan (``tile_plan_idx == 0xFFFF``), not a chain member (``chain_len == 0``),
+    and Σ stage input + output bytes ≤ the stage's ``peak_bytes`` (and the plan budget), so the
+    runtime's ``needs_tiling`` test (tgrs-executor.md §1.4) is false.
+    """
+    result = []
+    for s in plan["stages"]:
+        io = sum(plan["tensors"][t]["size_bytes"] for t in s["inputs"] + s["outputs"])
+        limit = min(s["peak_bytes"], plan["budget"]) if s["peak_bytes"] else plan["budget"]
+        result.append(s["tile_plan_idx"] == 0xFFFF and s["chain_len"] == 0 and io <= limit)
+    return result

@@ -1,0 +1,68 @@
+/*
+ * int8 kernels. They are plain functions over raw buffers and trust their arguments: the
+ * loader has already checked every shape, size and parameter they are called with.
+ *
+ * Activations are channels-last (NHWC; NLC as H = L, W = 1). A window describes the geometry
+ * of one call; tiled execution paths call the same kernels with tile-local heights and
+ * effective paddings.
+ */
+#ifndef TGR_KERNELS_H
+#define TGR_KERNELS_H
+
+#include <stdint.h>
+
+/* Output requantization of a Conv/Depthwise/Gemm: per-channel (or single) Q0.31 pairs as stored
+ * little-endian in the plan's quant data, zero points and the int8 clamp. */
+typedef struct tgr_requant {
+    const uint8_t *multipliers;
+    const uint8_t *shifts;
+    int32_t per_channel;          /* 1: pair c for channel c; 0: pair 0 for all channels */
+    int32_t in_zp;
+    int32_t out_zp;
+    int32_t act_min;
+    int32_t act_max;
+} tgr_requant;
+
+typedef struct tgr_window {
+    int32_t batch;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t kernel_h, kernel_w;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;    /* bottom/right padding is implied by the extents */
+} tgr_window;
+
+/* Quantization of one tensor: its own scale and zero point. */
+typedef struct tgr_qparams {
+    float scale;
+    int32_t zero_point;
+} tgr_qparams;
+
+void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
+                 const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+
+void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
+                      const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+
+void tgr_fully_connected_s8(int32_t rows, int32_t in_features, int32_t out_features,
+                            const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                            const tgr_requant *rq, int8_t *output);
+
+void tgr_max_pool_s8(const tgr_window *w, const int8_t *input, int32_t act_min, int32_t act_max,
+                     int8_t *output);
+
+void tgr_avg_pool_s8(const tgr_window *w, const int8_t *input, const tgr_qparams *in,
+                     const tgr_qparams *out, int32_t act_min, int32_t act_max, int8_t *output);
+
+/* Global average pool over `spatial` positions per (batch, channel). `average_rounding`
+ * selects AveragePool rounding (OP_ATTR_POOL_ROUNDING) instead of TFLite MEAN. */
+void tgr_global_avg_pool_s8(int32_t batch, int32_t spatial, int32_t channels, const int8_t *input,
+                            const tgr_qparams *in, const tgr_qparams *out, int32_t act_min,
+                            int32_t act_max, int average_rounding, int8_t *output);
+
+/* Softmax over the last axis of `rows` rows of `depth` elements. */
+void tgr_softmax_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
+                    const tgr_qparams *out, int8_t *output);
+
+#endif /* TGR_KERNELS_H */

@@ -1,0 +1,221 @@
+/*
+ * Internal declarations shared by the runtime's translation units: little-endian field access
+ * for the packed plan records, record accessors, error formatting and the op table.
+ *
+ * Plan records are packed and some u16/u32 fields sit at odd offsets, so every field is read
+ * with memcpy-free byte assembly; that is safe on strict-alignment cores and on big or little
+ * endian compilers alike (the loader still refuses big-endian hosts because tensor data is LE).
+ */
+#ifndef TGR_INTERNAL_H
+#define TGR_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tgr.h"
+
+/* ---- wire constants ---------------------------------------------------------------------- */
+
+enum {
+    SEC_TENSORS = 1, SEC_OPS, SEC_STAGES, SEC_TILE_PLANS, SEC_INDEX_POOL, SEC_SHAPE_POOL,
+    SEC_STRINGS, SEC_WEIGHTS, SEC_QUANT_PARAMS, SEC_WEIGHT_BLOCKS, SEC_OP_ATTRIBUTES, SEC_STATE,
+    SEC_SUBGRAPHS, SEC_COUNT = SEC_SUBGRAPHS
+};
+
+#define HEADER_SIZE 48u
+#define TENSOR_SIZE 16u
+#define OP_SIZE 38u
+#define STAGE_SIZE 28u
+#define TILE_SIZE_V9 24u
+#define TILE_SIZE_V10 32u
+#define WEIGHT_ENTRY_SIZE 12u
+#define QUANT_ENTRY_SIZE 16u
+#define BLOCK_ENTRY_SIZE 20u
+#define ATTR_ENTRY_SIZE 8u
+#define NONE16 0xFFFFu
+
+enum { DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_INT16 = 5, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9 };
+
+enum {
+    TF_CONSTANT = 0x01, TF_MODEL_INPUT = 0x02, TF_MODEL_OUTPUT = 0x04, TF_LINEAR = 0x08,
+    TF_STATE = 0x10
+};
+
+enum {
+    ATTR_TRANSPOSE_PERM = 1, ATTR_EPSILON, ATTR_ALPHA, ATTR_CLIP_BOUNDS, ATTR_PADS, ATTR_AXES,
+    ATTR_BINARY_REQUANT, ATTR_POOL_ROUNDING, ATTR_CONSTANT_OPERAND, ATTR_RESIZE_SCALES,
+    ATTR_CUMSUM_OPTIONS, ATTR_MOVEMENT, ATTR_COMPARISON_REQUANT, ATTR_CONSTANTS, ATTR_SVDF,
+    ATTR_LSTM, ATTR_SUBGRAPHS, ATTR_DETECTION, ATTR_GELU_APPROXIMATE, ATTR_TABLE_SHAPE,
+    ATTR_KIND_MAX = ATTR_TABLE_SHAPE
+};
+
+enum {
+    OP_CONV = 1, OP_DEPTHWISE = 2, OP_RELU = 3, OP_RELU6 = 4, OP_MAX_POOL = 5, OP_AVG_POOL = 6,
+    OP_ADD = 7, OP_MUL = 8, OP_GEMM = 9, OP_SOFTMAX = 10, OP_GLOBAL_AVG = 15, OP_FLATTEN = 16,
+    OP_RESHAPE = 17, OP_GLOBAL_MAX = 31, OP_MAX_CODE = 92
+};
+
+#define ACT_NONE 0u
+#define ACT_RELU 1u
+#define ACT_RELU6 2u
+
+/* ---- little-endian readers --------------------------------------------------------------- */
+
+static inline uint16_t rd_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline int32_t rd_i32(const uint8_t *p) { return (int32_t)rd_u32(p); }
+static inline float rd_f32(const uint8_t *p)
+{
+    uint32_t bits = rd_u32(p);
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+/* ---- record accessors (valid only after the loader accepted the plan) --------------------- */
+
+static inline const uint8_t *tensor_rec(const tgr_plan *p, uint32_t t) { return p->tensors + t * TENSOR_SIZE; }
+static inline uint32_t tensor_bytes(const tgr_plan *p, uint32_t t) { return rd_u32(tensor_rec(p, t) + 4); }
+static inline uint32_t tensor_ndim(const tgr_plan *p, uint32_t t) { return tensor_rec(p, t)[10]; }
+static inline uint32_t tensor_dtype(const tgr_plan *p, uint32_t t) { return tensor_rec(p, t)[11]; }
+static inline uint32_t tensor_flags(const tgr_plan *p, uint32_t t) { return tensor_rec(p, t)[12]; }
+static inline uint32_t tensor_quant(const tgr_plan *p, uint32_t t) { return rd_u16(tensor_rec(p, t) + 13); }
+static inline uint32_t tensor_iface(const tgr_plan *p, uint32_t t)
+{
+    return p->version >= 6 ? tensor_rec(p, t)[15] : 0u;
+}
+static inline int32_t tensor_dim(const tgr_plan *p, uint32_t t, uint32_t axis)
+{
+    return rd_i32(p->shape_pool + 4u * ((uint32_t)rd_u16(tensor_rec(p, t) + 8) + axis));
+}
+
+static inline const uint8_t *op_rec(const tgr_plan *p, uint32_t o) { return p->ops + o * OP_SIZE; }
+static inline uint32_t op_type(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[4]; }
+static inline uint32_t op_num_inputs(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[5]; }
+static inline uint32_t op_num_outputs(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[6]; }
+static inline uint32_t pool_index(const tgr_plan *p, uint32_t element)
+{
+    return rd_u16(p->index_pool + 2u * element);
+}
+static inline uint32_t op_input(const tgr_plan *p, uint32_t o, uint32_t i)
+{
+    return pool_index(p, (uint32_t)rd_u16(op_rec(p, o) + 8) + i);
+}
+static inline uint32_t op_output(const tgr_plan *p, uint32_t o, uint32_t i)
+{
+    return pool_index(p, (uint32_t)rd_u16(op_rec(p, o) + 10) + i);
+}
+
+/* Spatial fields of an op record, decoded. */
+typedef struct op_spatial {
+    uint32_t kernel_h, kernel_w, stride_h, stride_w;
+    uint32_t pad_top, pad_bottom, pad_left, pad_right;
+    uint32_t dilation_h, dilation_w, group;
+    uint32_t weight_idx, bias_idx, fused_act;
+    int32_t act_min, act_max;
+} op_spatial;
+
+static inline void op_decode(const tgr_plan *p, uint32_t o, op_spatial *s)
+{
+    const uint8_t *r = op_rec(p, o);
+    s->kernel_h = r[12];
+    s->kernel_w = r[13];
+    s->stride_h = r[14];
+    s->stride_w = r[15];
+    s->pad_top = rd_u16(r + 16);
+    s->pad_bottom = rd_u16(r + 18);
+    s->pad_left = rd_u16(r + 20);
+    s->pad_right = rd_u16(r + 22);
+    s->dilation_h = rd_u16(r + 24);
+    s->dilation_w = rd_u16(r + 26);
+    s->group = rd_u16(r + 28);
+    s->weight_idx = rd_u16(r + 30);
+    s->bias_idx = rd_u16(r + 32);
+    s->fused_act = r[34];
+    s->act_min = (int8_t)r[35];
+    s->act_max = (int8_t)r[36];
+}
+
+static inline const uint8_t *stage_rec(const tgr_plan *p, uint32_t s) { return p->stages + s * STAGE_SIZE; }
+static inline uint32_t stage_peak(const tgr_plan *p, uint32_t s) { return rd_u32(stage_rec(p, s)); }
+static inline uint32_t stage_ops_off(const tgr_plan *p, uint32_t s) { return rd_u16(stage_rec(p, s) + 4); }
+static inline uint32_t stage_ops_count(const tgr_plan *p, uint32_t s) { return rd_u16(stage_rec(p, s) + 6); }
+static inline uint32_t stage_in_count(const tgr_plan *p, uint32_t s) { return rd_u16(stage_rec(p, s) + 10); }
+static inline uint32_t stage_out_count(const tgr_plan *p, uint32_t s) { return rd_u16(stage_rec(p, s) + 14); }
+static inline uint32_t stage_input(const tgr_plan *p, uint32_t s, uint32_t i)
+{
+    return pool_index(p, (uint32_t)rd_u16(stage_rec(p, s) + 8) + i);
+}
+static inline uint32_t stage_output(const tgr_plan *p, uint32_t s, uint32_t i)
+{
+    return pool_index(p, (uint32_t)rd_u16(stage_rec(p, s) + 12) + i);
+}
+static inline uint32_t stage_op(const tgr_plan *p, uint32_t s, uint32_t i)
+{
+    return pool_index(p, stage_ops_off(p, s) + i);
+}
+static inline uint32_t stage_tile_plan(const tgr_plan *p, uint32_t s) { return rd_u16(stage_rec(p, s) + 16); }
+static inline uint32_t stage_chain_id(const tgr_plan *p, uint32_t s) { return rd_u16(stage_rec(p, s) + 20); }
+static inline uint32_t stage_chain_len(const tgr_plan *p, uint32_t s) { return rd_u16(stage_rec(p, s) + 22); }
+
+static inline uint32_t model_io_tensor(const tgr_plan *p, uint32_t element)
+{
+    return pool_index(p, (uint32_t)p->model_io_off + element);
+}
+
+/* Quantization entry fields. */
+static inline const uint8_t *quant_rec(const tgr_plan *p, uint32_t q) { return p->quant_entries + q * QUANT_ENTRY_SIZE; }
+static inline float quant_scale(const tgr_plan *p, uint32_t q) { return rd_f32(quant_rec(p, q)); }
+static inline int32_t quant_zero_point(const tgr_plan *p, uint32_t q) { return rd_i32(quant_rec(p, q) + 4); }
+static inline uint32_t quant_channels(const tgr_plan *p, uint32_t q) { return rd_u16(quant_rec(p, q) + 8); }
+/* Element index of the first multiplier / shift of an entry in the quant data pool. */
+static inline uint32_t quant_page_base(const tgr_plan *p, uint32_t q)
+{
+    return p->version >= 3 ? 65536u * rd_u16(quant_rec(p, q) + 14) : 0u;
+}
+static inline const uint8_t *quant_multipliers(const tgr_plan *p, uint32_t q)
+{
+    return p->quant_data + 4u * (quant_page_base(p, q) + rd_u16(quant_rec(p, q) + 10));
+}
+static inline const uint8_t *quant_shifts(const tgr_plan *p, uint32_t q)
+{
+    return p->quant_data + 4u * (quant_page_base(p, q) + rd_u16(quant_rec(p, q) + 12));
+}
+
+static inline uint32_t weight_offset(const tgr_plan *p, uint32_t w) { return rd_u32(p->weight_entries + w * WEIGHT_ENTRY_SIZE + 4); }
+static inline uint32_t weight_size(const tgr_plan *p, uint32_t w) { return rd_u32(p->weight_entries + w * WEIGHT_ENTRY_SIZE + 8); }
+static inline const uint8_t *weight_data(const tgr_plan *p, uint32_t w) { return p->weight_blob + weight_offset(p, w); }
+
+/* Attribute lookup: payload of kind `kind` for op `op`, or NULL. */
+const uint8_t *tgr_attr_find(const tgr_plan *p, uint32_t op, uint32_t kind, uint32_t *len);
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+/* Record `status` and a message in `err` (may be NULL). The format understands %u (unsigned),
+ * %d (int), %x (unsigned, hex) and %s; no stdio is involved. Returns `status`. */
+tgr_status tgr_fail(tgr_error *err, tgr_status status, const char *fmt, ...);
+
+/* ---- op table ---------------------------------------------------------------------------- */
+
+/* Canonical operator name of an opcode ("Conv", ...), or "unknown". */
+const char *tgr_op_name(uint32_t opcode);
+
+/* ---- arithmetic helpers ------------------------------------------------------------------ */
+
+static inline uint32_t align_up(uint32_t value, uint32_t alignment)
+{
+    return (value + alignment - 1u) & ~(alignment - 1u);
+}
+
+/* True when the stage runs on the untiled path given its fast limit (tgrs-executor.md §1.4). */
+uint32_t tgr_stage_fast_limit(const tgr_plan *p, uint32_t stage, uint32_t available);
+int tgr_stage_needs_tiling(const tgr_plan *p, uint32_t stage, uint32_t limit);
+
+/* True when op `o` is a Reshape/Flatten whose output can share its input's buffer. */
+int tgr_is_pure_reinterpretation(const tgr_plan *p, uint32_t o);
+
+#endif /* TGR_INTERNAL_H */

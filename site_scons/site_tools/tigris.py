@@ -1,0 +1,619 @@
+"""SCons tool ``tigris``: TiGrIS model -> Cortex-M55 firmware -> QEMU run -> budget checks.
+
+Use it from any SConstruct::
+
+    env = Environment(tools=["default", "tigris"], toolpath=["<tigris-scons>/site_scons/site_tools"])
+    kws = env.TigrisModel("models/kws/model.toml")          # or "kws.onnx", budget="20K", sram="64K"
+    Default(kws.default)                                     # firmware + size check; kws.run runs QEMU
+
+Graph per model (every check is a file target, so ``-j``, ``-n``, ``-k`` and
+``--debug=explain`` behave, and a budget edit re-runs only the checks)::
+
+    [builder.py] -> <m>.onnx -> <m>.tgrs  (tigris compile -m <budget>; a ready .tgrs is used as is)
+    main.c.j2 + plan -> main.c ; runtime/src -> libtgr.a ; main.c + startup + libtgr.a -> <m>.elf (+ .map)
+    <m>.elf -> <m>.size.json (+ .size.txt)          ELF size map by address range
+    size.json + plan + Value(budgets) -> <m>.size.ok (+ .size-check.json)     static budget gate
+    plan + Value(seed) -> <m>.ref.json              host reference (bundled tigris-ml runtime)
+    elf + plan + size.ok -> <m>.run.log (+ .run.json)   QEMU: AlwaysBuild, NoCache, one at a time
+    run.log + size.json + ref.json + Value(budgets) -> <m>.check.ok (+ .check.json)
+
+Rules this tool keeps for living inside other people's trees: it only sets construction
+variables prefixed ``TIGRISBUILD_`` (with ``SetDefault``, so values set before loading win), it
+never calls ``Default``/``Decider``/``SetOption``/``DefaultEnvironment``, target code is built
+in private clones of the environment, and ``firmware_templates/`` and ``runtime/`` are located
+relative to this file (override with ``TIGRISBUILD_TEMPLATES_DIR`` / ``TIGRISBUILD_RUNTIME_DIR``).
+
+Note: SCons registers tool modules in ``sys.modules`` under their plain name, so inside an
+SCons process ``tigris`` is this module, not the tigris-ml package. Everything that needs
+tigris-ml (compile, host reference) therefore runs in a child Python process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+import SCons.Errors
+import SCons.Node
+import SCons.Util
+
+_HERE = Path(__file__).resolve().parent
+_SITE = _HERE.parent
+_ROOT = _SITE.parent
+if str(_SITE) not in sys.path:
+    sys.path.insert(0, str(_SITE))
+
+from tigris_scons import declaration as decl_mod  # noqa: E402
+from tigris_scons.errors import TigrisError  # noqa: E402
+
+PREFIX = "TIGRISBUILD_"
+QEMU_INSTALL_HINT = ("install it with: apt-get install --no-install-recommends qemu-system-arm "
+                     "(or pass qemu=/path/to/qemu-system-arm)")
+TIGRIS_CLI = "import sys; from tigris.cli import main; sys.argv[0] = 'tigris'; sys.exit(main())"
+DEFAULT_QEMU_TIMEOUT = 60.0
+_printed_tables: set[str] = set()  # models whose budget table was printed in this invocation
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def _fail(target, message: str):
+    """Raise the error SCons prints as ``scons: *** [target] message`` (exit status 2)."""
+    raise SCons.Errors.BuildError(node=target[0] if target else None, errstr=message)
+
+
+def _action(fn):
+    """Wrap a function action so a :class:`TigrisError` becomes a clean ``BuildError``."""
+
+    def run(target, source, env):
+        try:
+            return fn(target, source, env)
+        except TigrisError as exc:
+            _fail(target, str(exc))
+
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def _value(env, obj) -> SCons.Node.Node:
+    """A canonical Value node (sorted-key JSON) so equal settings give equal signatures."""
+    return env.Value(json.dumps(obj, sort_keys=True))
+
+
+def _params(node) -> dict:
+    return json.loads(node.read())
+
+
+def _write(text: str) -> None:
+    """Print ``text`` with one write so parallel jobs never interleave it."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _quiet(env, label: str, what: str = "$TARGET") -> str | None:
+    """Short progress line unless ``verbose`` is on (then SCons prints the real command)."""
+    return None if env.get(PREFIX + "VERBOSE") else f"{label} {what}"
+
+
+def _tail(text: str, lines: int = 3) -> str:
+    rows = [r for r in text.strip().splitlines() if r.strip()]
+    return " | ".join(rows[-lines:])
+
+
+def _python_module_missing(python: str, module: str) -> bool:
+    probe = subprocess.run([python, "-c", f"import importlib.util,sys; sys.exit(importlib.util.find_spec('{module}') is None)"],
+                           capture_output=True, check=False)
+    return probe.returncode != 0
+
+
+# --------------------------------------------------------------------------------------------
+# actions
+
+
+@_action
+def _build_model_source(target, source, env):
+    """Run a model builder script: ``python build.py -o OUT.onnx``."""
+    python = env.subst("$TIGRISBUILD_PYTHON")
+    script = source[0].get_abspath()
+    out = target[0].get_abspath()
+    proc = subprocess.run([python, script, "-o", out], capture_output=True, text=True, check=False,
+                          cwd=os.path.dirname(script))
+    if proc.returncode != 0 or not os.path.isfile(out):
+        detail = _tail(proc.stderr or proc.stdout) or f"exit status {proc.returncode}"
+        raise TigrisError(f"model builder {script} failed: {detail}")
+
+
+@_action
+def _compile_plan(target, source, env):
+    """``tigris compile SRC -m BUDGET -o PLAN`` in a child process; keep its report."""
+    params = _params(source[1])
+    python = env.subst("$TIGRISBUILD_PYTHON")
+    plan, report = target[0].get_abspath(), target[1].get_abspath()
+    src = source[0].get_abspath()
+    if _python_module_missing(python, "tigris"):
+        raise TigrisError(f"tigris-ml is not installed for {python}: pip install -r requirements.txt")
+    if os.path.exists(plan):
+        os.unlink(plan)
+    cmd = [python, "-c", TIGRIS_CLI, "compile", src, *params["args"], "-o", plan]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    Path(report).write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    if proc.returncode != 0 or not os.path.isfile(plan):
+        detail = _tail(proc.stderr or proc.stdout, 2) or f"exit status {proc.returncode}"
+        raise TigrisError(f"tigris compile refused {src}: {detail}")
+
+
+@_action
+def _render_main(target, source, env):
+    """Render main.c from the template, the plan and the firmware parameters."""
+    from tigris_scons.firmware import FirmwareParams, render_main, template_context
+    from tigris_scons.plan import read_plan
+    from tigris_scons.report import write_json
+
+    params = FirmwareParams(**_params(source[2]))
+    plan = read_plan(source[1].get_abspath())
+    context = template_context(params, plan)
+    if params.fast_arena is not None and params.fast_arena < context["fast_arena_required"]:
+        raise TigrisError(
+            f"fast arena {params.fast_arena} B is smaller than the plan needs "
+            f"({context['fast_arena_required']} B = budget {plan.budget} B + weight reserve); "
+            "raise fast_kb= / [arena] fast, or use auto"
+        )
+    text = render_main(os.path.dirname(source[0].get_abspath()), context)
+    Path(target[0].get_abspath()).write_text(text, encoding="utf-8")
+    write_json(target[1].get_abspath(), context)
+
+
+@_action
+def _size_report(target, source, env):
+    """ELF -> size map JSON (pure measurement) and a readable text version."""
+    from tigris_scons.elfsize import size_map
+    from tigris_scons.report import render_size_text, write_json
+
+    data = size_map(source[0].get_abspath()).to_dict()
+    data["elf"] = source[0].get_path()
+    write_json(target[0].get_abspath(), data)
+    Path(target[1].get_abspath()).write_text(render_size_text(data), encoding="utf-8")
+
+
+def _unlink_stale(env) -> None:
+    """Remove stamps that must not survive a failed or interrupted upstream step."""
+    for path in env.get(PREFIX + "STALE_STAMPS") or []:
+        try:
+            os.unlink(env.File(path).get_abspath())
+        except FileNotFoundError:
+            pass
+
+
+def _finish_check(target, env, verdict, document: dict, title: str) -> None:
+    """Shared tail of both checks: table in one write, JSON always, stamp only on success."""
+    from tigris_scons.checks import apply_mode
+    from tigris_scons.report import render_table, write_json
+
+    apply_mode(verdict, env.subst("$TIGRISBUILD_BUDGET_MODE") or "error")
+    table = render_table(verdict, title=title)
+    document["verdict"] = verdict.to_dict()
+    document["table"] = table
+    write_json(target[1].get_abspath(), document)
+    _printed_tables.add(target[0].get_abspath())
+    _write(table)
+    if not verdict.ok:
+        _unlink_stale(env)
+        _fail(target, verdict.reason)
+    Path(target[0].get_abspath()).write_text("ok\n", encoding="utf-8")
+
+
+@_action
+def _size_check(target, source, env):
+    """Static gate: ELF regions, flash (plan + image) and static SRAM against the budgets."""
+    from tigris_scons.checks import Verdict, check_static
+    from tigris_scons.elfsize import SizeMap
+
+    size = SizeMap.from_dict(json.loads(Path(source[0].get_abspath()).read_text()))
+    plan_bytes = os.path.getsize(source[1].get_abspath())
+    params = _params(source[2])
+    verdict = Verdict(params["model"])
+    check_static(verdict, size, plan_bytes, params["budgets"])
+    document = {"schema": 1, "kind": "size-check", "model": params["model"], "elf": size.elf,
+                "plan": source[1].get_path(), "plan_bytes": plan_bytes, "budgets": params["budgets"]}
+    _finish_check(target, env, verdict, document,
+                  f"tigris budget: {params['model']}  ({size.elf}, plan {source[1].get_path()}, static)")
+
+
+@_action
+def _reference(target, source, env):
+    """Host reference outputs for the plan on the deterministic input."""
+    from tigris_scons.reference import compute_reference
+    from tigris_scons.report import write_json
+
+    params = _params(source[1])
+    fallback = source[2].get_abspath() if len(source) > 2 else None
+    document = compute_reference(source[0].get_abspath(), params["seed"],
+                                 fallback_library=fallback, python=env.subst("$TIGRISBUILD_PYTHON"))
+    write_json(target[0].get_abspath(), document)
+
+
+def _echo(transcript: str, width: int = 160) -> str:
+    """The QEMU transcript for the console: long OUTPUT_BYTES lines shortened (full in the log)."""
+    rows = []
+    for line in transcript.splitlines():
+        if line.startswith("OUTPUT_BYTES") and len(line) > width:
+            line = line[:width] + f"... ({len(line)} chars, see the run log)"
+        rows.append(line)
+    return "\n".join(rows)
+
+
+@_action
+def _qemu_run(target, source, env):
+    """Boot the ELF on QEMU with the plan at 0x60000000; fail on timeout, bad exit, no marker."""
+    from tigris_scons.qemu import qemu_command, run_qemu, which_qemu
+    from tigris_scons.report import write_json
+
+    _unlink_stale(env)
+    params = _params(source[3])
+    qemu_name = env.subst("$TIGRISBUILD_QEMU")
+    qemu = which_qemu(qemu_name)
+    if qemu is None:
+        raise TigrisError(f"{qemu_name} not found; {QEMU_INSTALL_HINT}")
+    extra = SCons.Util.CLVar(env.subst("$TIGRISBUILD_QEMU_FLAGS"))
+    cmd = qemu_command(qemu, source[0].get_abspath(), source[1].get_abspath(), extra=list(extra))
+    started = time.time()
+    result = run_qemu(cmd, target[0].get_abspath(), timeout=params["timeout"])
+    document = result.to_dict() | {"schema": 1, "model": params["model"], "started": started,
+                                   "finished": time.time(), "log": target[0].get_path()}
+    write_json(target[1].get_abspath(), document)
+    header = f"---- QEMU {params['model']}: {target[0].get_path()} ({result.seconds:.2f} s) ----\n"
+    _write(header + _echo(result.transcript) + ("\n" if result.transcript else ""))
+    if not result.ok:
+        errors = [ln.strip() for ln in result.transcript.splitlines() if ln.startswith(("ERROR", "HARDFAULT", "FAULT"))]
+        hint = f"; firmware said: {errors[-1]}" if errors else ""
+        raise TigrisError(f"{params['model']}: {result.failure()}{hint} (log: {target[0].get_path()})")
+
+
+@_action
+def _final_check(target, source, env):
+    """Run log + size map + host reference + budgets -> verdict, table, JSON, stamp."""
+    from tigris_scons.checks import (Verdict, check_log_consistency, check_outputs, check_runtime,
+                                     check_static)
+    from tigris_scons.elfsize import SizeMap
+    from tigris_scons.plan import read_plan
+    from tigris_scons.runlog import parse_run_log
+
+    log_path, size_path, ref_path, plan_path = (n.get_abspath() for n in source[:4])
+    params = _params(source[4])
+    model = params["model"]
+    log = parse_run_log(Path(log_path).read_text(encoding="utf-8", errors="replace"))
+    size = SizeMap.from_dict(json.loads(Path(size_path).read_text()))
+    reference = json.loads(Path(ref_path).read_text())
+    plan = read_plan(plan_path)
+    verdict = Verdict(model)
+    for problem in log.problems:
+        verdict.errors.append(f"run log: {problem}")
+    check_static(verdict, size, plan.file_size, params["budgets"])
+    budget = params["budgets"].get("compile_budget") or plan.budget
+    fast_limit = budget + plan.weight_reserve(params["tensor_align"])
+    check_runtime(verdict, log, params["budgets"], fast_limit)
+    check_outputs(verdict, log, reference)
+    log_sum = log.output_checksum()
+    if log_sum is not None and f"0x{log_sum:08x}" != reference["checksum"]:
+        verdict.errors.append(f"firmware checksum 0x{log_sum:08x} differs from the reference {reference['checksum']}")
+    check_log_consistency(verdict, log, plan.budget, plan.num_tensors)
+    document = {"schema": 1, "kind": "check", "model": model, "elf": size.elf,
+                "plan": source[3].get_path(), "plan_bytes": plan.file_size, "budgets": params["budgets"],
+                "run": log.to_dict(), "reference": {k: reference[k] for k in ("runtime", "checksum", "inputs", "seed")},
+                "log": source[0].get_path()}
+    _finish_check(target, env, verdict, document,
+                  f"tigris budget: {model}  ({size.elf}, run {source[0].get_path()})")
+
+
+def _print_size(target, source, env):
+    """``scons size``: the detailed size map, and the budget table if it was not just printed."""
+    text = Path(source[0].get_abspath()).read_text(encoding="utf-8")
+    check = json.loads(Path(source[1].get_abspath()).read_text())
+    stamp = source[1].get_abspath().replace(".size-check.json", ".size.ok")
+    if stamp not in _printed_tables:
+        text += "\n" + check.get("table", "")
+    _write(text)
+
+
+def _missing_tool(target, source, env):
+    _fail(target, env.subst("$TIGRISBUILD_MISSING_MESSAGE"))
+
+
+# --------------------------------------------------------------------------------------------
+# pseudo-builders
+
+
+@dataclass
+class ModelTargets:
+    """Nodes of one model, for SConstructs that want to wire them further."""
+
+    name: str
+    decl: decl_mod.ModelDecl
+    plan: object
+    elf: object
+    size_json: object
+    size_ok: object
+    reference: object
+    run_log: object
+    check_ok: object
+    default: list = field(default_factory=list)  # firmware + static size check
+    run: list = field(default_factory=list)  # firmware + QEMU run + full check
+
+
+_runtime_libs: dict[str, object] = {}
+
+
+def _cross_env(env):
+    """A private clone of ``env`` with the Cortex-M55 toolchain and our flags."""
+    cross = env.Clone()
+    cross.Tool("tigris_cm55", toolpath=[str(_HERE)])
+    align = int(env.subst("$TIGRISBUILD_TENSOR_ALIGN"))
+    cross.Append(CCFLAGS=["-O2", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror"],
+                 CPPDEFINES=[("TGR_TENSOR_ALIGN", align)],
+                 CPPPATH=[env.Dir("$TIGRISBUILD_RUNTIME_DIR/include")])
+    if not env.get(PREFIX + "VERBOSE"):
+        cross["CCCOMSTR"] = "CC (cm55) $TARGET"
+        cross["ARCOMSTR"] = "AR (cm55) $TARGET"
+        cross["RANLIBCOMSTR"] = "RANLIB (cm55) $TARGET"
+        cross["LINKCOMSTR"] = "LINK (cm55) $TARGET"
+    return cross
+
+
+def _guard(env, nodes, message: str | None, name: str) -> None:
+    """Make ``nodes`` depend on a target that fails with ``message`` (if a tool is missing)."""
+    if not message:
+        return
+    guard = env.Command(f"$TIGRISBUILD_BUILD_DIR/.missing-{name}", [],
+                        SCons.Action.Action(_missing_tool, None), TIGRISBUILD_MISSING_MESSAGE=message)
+    env.AlwaysBuild(guard)
+    env.Depends(nodes, guard)
+
+
+def _runtime_library(env, cross):
+    """The C runtime as a static library for the target, shared by every model."""
+    align = env.subst("$TIGRISBUILD_TENSOR_ALIGN")
+    libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/cm55/runtime-a{align}")
+    key = libdir.get_abspath() + "|" + cross.subst("$TIGRISBUILD_CROSS")
+    if key in _runtime_libs:
+        return _runtime_libs[key]
+    srcdir = env.Dir("$TIGRISBUILD_RUNTIME_DIR/src")
+    sources = sorted(Path(srcdir.get_abspath()).glob("*.c"))
+    if not sources:
+        lib = env.Command(libdir.File("libtgr.a"), [], SCons.Action.Action(_missing_tool, None),
+                          TIGRISBUILD_MISSING_MESSAGE=f"no C sources in {srcdir.get_abspath()} (the runtime is not there yet)")
+    else:
+        objs = [cross.Object(libdir.File(src.stem + ".o"), str(src)) for src in sources]
+        _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
+        lib = cross.StaticLibrary(libdir.File("libtgr.a"), objs)
+    _runtime_libs[key] = lib
+    return lib
+
+
+def _model_source_deps(builder: Path) -> list[str]:
+    """Python files a builder script may import: its folder and, for packages, the parent's."""
+    deps = sorted(str(p) for p in builder.parent.glob("*.py") if p != builder)
+    if (builder.parent.parent / "__init__.py").is_file():
+        deps += sorted(str(p) for p in builder.parent.parent.glob("*.py"))
+    return deps
+
+
+def _tigris_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("tigris-ml")
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def tigris_model(env, spec=None, **overrides) -> ModelTargets:
+    """Declare every target of one model; see the module docstring for the graph.
+
+    ``spec`` is a model name under ``$TIGRISBUILD_MODELS_DIR``, a folder or ``model.toml``, a
+    ``.onnx``/``.tflite``/``.tgrs`` file, or a :class:`ModelDecl`. ``overrides`` use the
+    command-line names (``budget="20K"``, ``fast_kb=24``, ``sram="64K"``, ``region_dtcm="96K"``).
+    """
+    try:
+        if isinstance(spec, decl_mod.ModelDecl):
+            decl = spec
+        else:
+            decl = decl_mod.resolve_model(str(spec), models_dir=Path(env.Dir("$TIGRISBUILD_MODELS_DIR").get_abspath()),
+                                          base_dir=Path(env.Dir(".").srcnode().get_abspath()))
+        decl_mod.apply_overrides(decl, {k: str(v) for k, v in overrides.items() if v is not None})
+        if decl.source_kind in ("onnx", "tflite", "builder"):
+            compile_args = decl.compile_args()
+    except TigrisError as exc:
+        raise SCons.Errors.UserError(str(exc)) from None
+
+    name = decl.name
+    bdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/{name}")
+    out = lambda suffix: bdir.File(name + suffix)  # noqa: E731
+    templates = env.Dir("$TIGRISBUILD_TEMPLATES_DIR")
+    python = env.subst("$TIGRISBUILD_PYTHON")
+    align = int(env.subst("$TIGRISBUILD_TENSOR_ALIGN"))
+
+    # 1. plan
+    if decl.source_kind == "tgrs":
+        plan = env.File(str(decl.source))
+    else:
+        if decl.source_kind == "builder":
+            model_file = env.Command(out(".onnx"), [str(decl.builder), *_model_source_deps(decl.builder),
+                                                    _value(env, {"python": python})],
+                                     SCons.Action.Action(_build_model_source, _quiet(env, "MODEL")))[0]
+        else:
+            model_file = env.File(str(decl.source))
+        plan_nodes = env.Command([out(".tgrs"), out(".compile.txt")],
+                                 [model_file, _value(env, {"args": compile_args, "tigris": _tigris_version()})],
+                                 SCons.Action.Action(_compile_plan, _quiet(env, "PLAN", "${TARGETS[0]}")))
+        plan = plan_nodes[0]
+
+    # 2. firmware
+    fw_params = {
+        "model_name": name, "fast_arena": decl.fast_arena, "slow_arena": decl.slow_arena,
+        "slow_in_ddr": decl.slow_in_ddr, "seed": decl.seed, "tensor_align": align,
+        "plan_window": int(env.subst("$TIGRISBUILD_PLAN_WINDOW")),
+    }
+    main_c = env.Command([bdir.File("main.c"), bdir.File("firmware.json")],
+                         [templates.File("main.c.j2"), plan, _value(env, fw_params)],
+                         SCons.Action.Action(_render_main, _quiet(env, "RENDER", "${TARGETS[0]}")))[0]
+    cross = _cross_env(env)
+    cross.Append(CPPPATH=[templates])
+    selftest = env.get(PREFIX + "FW_SELFTEST")
+    fw_sources = [main_c, templates.File("startup.c"), templates.File("semihosting.c")]
+    if selftest:
+        cross.Append(CPPDEFINES=[("FW_SELFTEST", int(selftest))])
+        fw_sources.append(templates.File("selftest.c"))
+    objs = [cross.Object(bdir.File("obj/" + Path(str(s)).stem + ".o"), s) for s in fw_sources]
+    _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
+    lib = _runtime_library(env, cross)
+    linker_script = templates.File("an547.ld")
+    elf_nodes = cross.Program(
+        out(".elf"), objs, LIBS=[lib, "m"],
+        LINKFLAGS=cross["LINKFLAGS"] + ["-T", linker_script, f"-Wl,--defsym=__plan_window_size={fw_params['plan_window']}",
+                                        "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs"])
+    elf = elf_nodes[0]
+    env.Depends(elf, linker_script)
+
+    # 3. size report and static budget gate
+    stamp_check = out(".check.ok")
+    size_nodes = env.Command([out(".size.json"), out(".size.txt")], elf,
+                             SCons.Action.Action(_size_report, _quiet(env, "SIZE", "${TARGETS[0]}")))
+    budgets = decl.budgets()
+    size_check = env.Command([out(".size.ok"), out(".size-check.json")],
+                             [size_nodes[0], plan, _value(env, {"model": name, "budgets": budgets})],
+                             SCons.Action.Action(_size_check, _quiet(env, "CHECK", "${TARGETS[0]}")),
+                             TIGRISBUILD_STALE_STAMPS=[stamp_check])
+
+    # 4. host reference
+    ref_sources = [plan, _value(env, {"seed": decl.seed})]
+    from tigris_scons.reference import bundled_runtime_available
+
+    if not bundled_runtime_available():
+        ref_sources.append(env.File("$TIGRISBUILD_BUILD_DIR/host/libtigris_host.so"))
+    reference = env.Command(out(".ref.json"), ref_sources,
+                            SCons.Action.Action(_reference, _quiet(env, "REFERENCE")))[0]
+
+    # 5. QEMU run: always re-run, never cached, one at a time across the whole build
+    timeout = env.get(PREFIX + "QEMU_TIMEOUT") or decl.timeout or DEFAULT_QEMU_TIMEOUT
+    run_nodes = env.Command([out(".run.log"), out(".run.json")],
+                            [elf, plan, size_check[0], _value(env, {"model": name, "timeout": float(timeout)})],
+                            SCons.Action.Action(_qemu_run, _quiet(env, "QEMU", "${SOURCES[0]}")),
+                            TIGRISBUILD_STALE_STAMPS=[stamp_check])
+    env.AlwaysBuild(run_nodes)
+    env.NoCache(run_nodes)
+    env.SideEffect(env.File("$TIGRISBUILD_BUILD_DIR/.tigris-qemu.lock"), run_nodes)
+
+    # 6. full check
+    check_params = {"model": name, "budgets": budgets, "tensor_align": align}
+    check = env.Command([stamp_check, out(".check.json")],
+                        [run_nodes[0], size_nodes[0], reference, plan, _value(env, check_params)],
+                        SCons.Action.Action(_final_check, _quiet(env, "CHECK", "${TARGETS[0]}")))
+
+    targets = ModelTargets(name, decl, plan, elf, size_nodes[0], size_check[0], reference, run_nodes[0],
+                           check[0], default=[elf, size_check[0]], run=[elf, check[0]])
+
+    # 7. aliases (names configurable; set one to "" to skip it)
+    env.Alias(name, targets.default)
+    env.Alias(f"run-{name}", targets.run)
+    size_alias = env.Alias(f"size-{name}", [size_nodes[1], size_check[1]],
+                           SCons.Action.Action(_print_size, None))
+    env.AlwaysBuild(size_alias)
+    for var, nodes in (("RUN_ALIAS", targets.run), ("SIZE_ALIAS", size_alias)):
+        alias = env.subst(f"${PREFIX}{var}")
+        if alias:
+            env.Alias(alias, nodes)
+    return targets
+
+
+def tigris_models(env, specs, **overrides) -> list[ModelTargets]:
+    """Several models from a comma-separated ``model=`` value; refuses duplicate names."""
+    if SCons.Util.is_String(specs):
+        specs = [s for s in specs.split(",") if s.strip()]
+    result, seen = [], {}
+    for spec in specs:
+        targets = tigris_model(env, spec, **overrides)
+        if targets.name in seen:
+            raise SCons.Errors.UserError(f"model={spec} and model={seen[targets.name]} both build '{targets.name}'")
+        seen[targets.name] = spec
+        result.append(targets)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# command-line variables
+
+
+def add_variables(env, opts) -> None:
+    """Add the tool's command-line variables to a ``Variables`` object (for ``scons -h``).
+
+    Deliberately not the tool-protocol ``options()`` hook: SCons would then read these names
+    from ``ARGUMENTS`` into every environment that loads the tool, and a host tree may already
+    use ``model=`` or ``verbose=`` for something else. Call ``env.TigrisAddVariables(vars)``
+    explicitly instead.
+    """
+    from SCons.Variables import BoolVariable, EnumVariable
+
+    opts.Add("model", "model(s) to build: a name under models/, a model.toml, or a .onnx/.tflite/.tgrs file; "
+             "comma-separated for several", "ds_cnn")
+    for key, text in decl_mod.OVERRIDE_KEYS.items():
+        opts.Add(key, text, None)
+    for region in ("ITCM", "DTCM", "ISRAM", "SRAM", "DDR"):
+        opts.Add(f"{decl_mod.REGION_OVERRIDE_PREFIX}{region.lower()}", f"budget for ELF region {region}, e.g. 64K", None)
+    opts.Add("qemu_timeout", f"seconds before a QEMU run is killed (default: model's [run] timeout, else {DEFAULT_QEMU_TIMEOUT:g})", None)
+    opts.Add("qemu", "QEMU binary", "qemu-system-arm")
+    opts.Add("qemu_flags", "extra QEMU arguments, e.g. '-icount shift=0'", "")
+    opts.Add("cross", "cross toolchain prefix", "arm-none-eabi-")
+    opts.Add(EnumVariable("tensor_align", "TGR_TENSOR_ALIGN for the runtime (target default 16, host default 32)", "",
+                          allowed_values=("", "16", "32")))
+    opts.Add(EnumVariable("budget_mode", "error: over-budget fails the build; warn: report only", "error",
+                          allowed_values=("error", "warn")))
+    opts.Add(BoolVariable("sanitize", "host build with ASan+UBSan under build/host-san/", False))
+    opts.Add(BoolVariable("verbose", "print full command lines", False))
+    opts.Add("build_dir", "output directory", "build")
+    opts.Add("fw_selftest", "firmware self-test hook N (tests only, see firmware_templates/selftest.c)", None)
+
+
+# --------------------------------------------------------------------------------------------
+# tool protocol
+
+
+def generate(env, **kw) -> None:
+    env.SetDefault(
+        TIGRISBUILD_ROOT=str(_ROOT),
+        TIGRISBUILD_RUNTIME_DIR=str(_ROOT / "runtime"),
+        TIGRISBUILD_TEMPLATES_DIR=str(_ROOT / "firmware_templates"),
+        TIGRISBUILD_MODELS_DIR=str(_ROOT / "models"),
+        TIGRISBUILD_BUILD_DIR="#build",
+        TIGRISBUILD_PYTHON=sys.executable,
+        TIGRISBUILD_QEMU="qemu-system-arm",
+        TIGRISBUILD_QEMU_FLAGS="",
+        TIGRISBUILD_QEMU_TIMEOUT=None,
+        TIGRISBUILD_BUDGET_MODE="error",
+        TIGRISBUILD_TENSOR_ALIGN=16,
+        TIGRISBUILD_HOST_TENSOR_ALIGN=32,
+        TIGRISBUILD_PLAN_WINDOW=16 * 1024 * 1024,
+        TIGRISBUILD_RUN_ALIAS="run",
+        TIGRISBUILD_SIZE_ALIAS="size",
+        TIGRISBUILD_HOST_ALIAS="host",
+        TIGRISBUILD_VERBOSE=False,
+        TIGRISBUILD_FW_SELFTEST=None,
+    )
+    for key, value in kw.items():
+        env[PREFIX + key.upper()] = value
+    env.AddMethod(tigris_model, "TigrisModel")
+    env.AddMethod(tigris_models, "TigrisModels")
+    env.AddMethod(add_variables, "TigrisAddVariables")
+    env.Tool("tigris_host", toolpath=[str(_HERE)])
+
+
+def exists(env) -> bool:
+    return True

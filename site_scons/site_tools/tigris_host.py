@@ -1,0 +1,86 @@
+"""SCons tool ``tigris_host``: the C runtime built for the host.
+
+``env.TigrisHost()`` declares (paths relative to ``$TIGRISBUILD_BUILD_DIR``):
+
+* ``host/libtigris_host.so``: runtime + ``runtime/host/tigris_host.c``, the tigris-ml host ABI 2
+  shim, so ``TIGRIS_HOST_LIBRARY=build/host/libtigris_host.so tigris run ...`` uses our runtime;
+* ``host/tgr_run``: the host CLI driver, only if ``runtime/host/tgr_run.c`` exists.
+
+Flags: ``-std=c99 -Wall -Wextra -Werror -O2 -fPIC``, ``-lm``, ``TGR_TENSOR_ALIGN`` 32 by default
+(the host reference runtime's alignment, so peaks compare exactly). With ``sanitize=True`` the
+same outputs go to ``host-san/`` built with ``-fsanitize=address,undefined
+-fno-sanitize-recover=all -g``. Other ``runtime/host/*.c`` files are linked into both outputs.
+The runtime's own tests depend on exactly these paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import SCons.Action
+import SCons.Errors
+
+SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-fno-omit-frame-pointer"]
+SHIM = "tigris_host.c"
+DRIVER = "tgr_run.c"
+
+
+def _missing(target, source, env):
+    raise SCons.Errors.BuildError(node=target[0], errstr=env.subst("$TIGRISBUILD_MISSING_MESSAGE"))
+
+
+def tigris_host(env, sanitize: bool = False, alias: str | None = None):
+    """Declare the host library (and driver); returns the list of output nodes."""
+    host = env.Clone()
+    for tool in ("cc", "gcc", "gnulink", "ar"):
+        host.Tool(tool)
+    host.SetDefault(TIGRISBUILD_HOST_CC="gcc")
+    host["CC"] = "$TIGRISBUILD_HOST_CC"
+    host["SHCC"] = "$TIGRISBUILD_HOST_CC"
+    host["LINK"] = "$TIGRISBUILD_HOST_CC"
+    host["SHLINK"] = "$TIGRISBUILD_HOST_CC"
+    align = int(env.subst("$TIGRISBUILD_HOST_TENSOR_ALIGN"))
+    runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
+    host.Replace(CCFLAGS=["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC"],
+                 CPPDEFINES=[("TGR_TENSOR_ALIGN", align)],
+                 CPPPATH=[str(runtime / "include"), str(runtime / "src")],
+                 LINKFLAGS=[], SHLINKFLAGS=["-shared"], LIBS=["m"])
+    if sanitize:
+        host.Append(CCFLAGS=SANITIZE_FLAGS, LINKFLAGS=SANITIZE_FLAGS, SHLINKFLAGS=SANITIZE_FLAGS)
+    if not env.get("TIGRISBUILD_VERBOSE"):
+        host["SHCCCOMSTR"] = host["CCCOMSTR"] = "CC (host) $TARGET"
+        host["SHLINKCOMSTR"] = host["LINKCOMSTR"] = "LINK (host) $TARGET"
+    outdir = env.Dir("$TIGRISBUILD_BUILD_DIR/" + ("host-san" if sanitize else "host"))
+
+    def objects(files):
+        return [host.SharedObject(outdir.File(f"obj/{f.parent.name}_{f.stem}.os"), str(f)) for f in files]
+
+    core = sorted((runtime / "src").glob("*.c"))
+    host_dir = runtime / "host"
+    common = sorted(p for p in host_dir.glob("*.c") if p.name not in (SHIM, DRIVER))
+    shared_objs = objects(core + common)
+    nodes = []
+    if (host_dir / SHIM).is_file() and core:
+        nodes += host.SharedLibrary(outdir.File("libtigris_host.so"), shared_objs + objects([host_dir / SHIM]),
+                                    SHLIBPREFIX="", SHLIBSUFFIX=".so")
+    else:
+        nodes += host.Command(outdir.File("libtigris_host.so"), [], SCons.Action.Action(_missing, None),
+                              TIGRISBUILD_MISSING_MESSAGE=f"cannot build the host library yet: "
+                              f"{host_dir / SHIM} or the runtime sources in {runtime / 'src'} are missing")
+    if (host_dir / DRIVER).is_file() and core:
+        nodes += host.Program(outdir.File("tgr_run"), shared_objs + objects([host_dir / DRIVER]))
+    name = alias if alias is not None else env.subst("$TIGRISBUILD_HOST_ALIAS")
+    if name:
+        env.Alias(name, nodes)
+    return nodes
+
+
+def generate(env, **_kw) -> None:
+    env.SetDefault(TIGRISBUILD_BUILD_DIR="#build", TIGRISBUILD_HOST_TENSOR_ALIGN=32, TIGRISBUILD_HOST_ALIAS="host")
+    if "TIGRISBUILD_RUNTIME_DIR" not in env:
+        env["TIGRISBUILD_RUNTIME_DIR"] = str(Path(__file__).resolve().parents[2] / "runtime")
+    env.AddMethod(tigris_host, "TigrisHost")
+
+
+def exists(env) -> bool:
+    return bool(env.WhereIs(env.get("TIGRISBUILD_HOST_CC", "gcc")))

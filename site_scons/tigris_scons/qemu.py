@@ -1,0 +1,170 @@
+"""Run firmware on QEMU ``mps3-an547`` with a timeout, capturing everything to a log.
+
+Why it is shaped like this (m55-qemu.md §6-§7):
+
+* semihosting goes to a ``stdio`` chardev so the firmware's lines arrive on QEMU's stdout, in
+  order, and stdin is ``/dev/null`` so QEMU never switches the user's terminal to raw mode;
+* the plan is placed at 0x60000000 with ``-device loader`` and read in place by the firmware;
+* ``-no-reboot`` turns a guest reset into an immediate exit, and because that exit status is 0,
+  success also requires the ``BENCH_END status=ok`` marker: a reset never looks like success;
+* a hung guest is killed after ``timeout`` seconds; QEMU stays in the caller's process group so
+  Ctrl-C reaches it directly;
+* the whole transcript is returned as one string so the caller prints it with one write and
+  parallel builds never interleave it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .an547 import PLAN_LOAD_ADDRESS
+
+END_MARKER = "BENCH_END status=ok"
+
+#: Firmware exit codes (firmware_templates/README.md) and the QEMU/harness ones worth naming.
+EXIT_MEANINGS = {
+    0: "ok",
+    1: "plain semihosting exit failure (SYS_EXIT cannot carry a code)",
+    2: "bad plan or arena",
+    3: "HardFault",
+    4: "unexpected exception",
+    5: "watchdog",
+    7: "runtime error",
+}
+
+
+def exit_meaning(code: int | None) -> str:
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        extra = " (QEMU aborted: CPU lockup?)" if -code == signal.SIGABRT else ""
+        return f"killed by {name}{extra}"
+    return EXIT_MEANINGS.get(code, "unknown exit status")
+
+
+def qemu_command(
+    qemu: str,
+    elf: str | Path,
+    plan: str | Path | None,
+    *,
+    machine: str = "mps3-an547",
+    cpu: str = "cortex-m55",
+    extra: list[str] | None = None,
+) -> list[str]:
+    """The QEMU command line for one firmware run."""
+    cmd = [
+        qemu, "-M", machine, "-cpu", cpu, "-nographic", "-monitor", "none", "-serial", "none",
+        "-semihosting-config", "enable=on,target=native,chardev=sh0", "-chardev", "stdio,id=sh0",
+        "-no-reboot", "-kernel", str(elf),
+    ]
+    if plan is not None:
+        cmd += ["-device", f"loader,file={plan},addr=0x{PLAN_LOAD_ADDRESS:08x}"]
+    return cmd + list(extra or [])
+
+
+@dataclass
+class QemuResult:
+    command: list[str]
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    timeout: float
+    marker_seen: bool
+    transcript: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.marker_seen
+
+    def failure(self) -> str:
+        """One-line explanation of why the run does not count as a success ('' if it does)."""
+        if self.timed_out:
+            return f"QEMU did not finish within {self.timeout:g} s (killed; raise qemu_timeout= if the model is slow)"
+        if self.exit_code != 0:
+            return f"QEMU exited with status {self.exit_code} ({exit_meaning(self.exit_code)})"
+        if not self.marker_seen:
+            return (f"QEMU exited with status 0 but the firmware never printed '{END_MARKER}' "
+                    "(guest reset or early exit)")
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("transcript")
+        data["command_line"] = shlex.join(self.command)
+        data["meaning"] = exit_meaning(self.exit_code) if not self.timed_out else "timeout"
+        data["ok"] = self.ok
+        return data
+
+
+def run_qemu(command: list[str], log_path: str | Path, *, timeout: float) -> QemuResult:
+    """Run ``command``; write stdout+stderr to ``log_path`` as it arrives; kill at ``timeout``.
+
+    The log is written incrementally so an interrupted or killed run still leaves what the
+    firmware printed. ``KeyboardInterrupt`` terminates QEMU before propagating.
+    """
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    chunks: list[str] = []
+    timed_out = threading.Event()
+    try:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+    except OSError as exc:
+        raise FileNotFoundError(f"cannot start {command[0]}: {exc.strerror}") from None
+
+    def on_timeout() -> None:
+        timed_out.set()
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+    timer = threading.Timer(timeout, on_timeout)
+    timer.daemon = True
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        with log_path.open("w", encoding="utf-8", errors="replace") as log:
+            for raw in iter(proc.stdout.readline, b""):
+                text = raw.decode("utf-8", errors="replace")
+                chunks.append(text)
+                log.write(text)
+                log.flush()
+            code = proc.wait()
+            if timed_out.is_set():
+                log.write(f"\n[tigris] QEMU killed after {timeout:g} s timeout\n")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        timer.cancel()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    transcript = "".join(chunks)
+    marker = any(line.strip() == END_MARKER or line.strip().startswith(END_MARKER + " ")
+                 for line in transcript.splitlines())
+    return QemuResult(command, None if timed_out.is_set() else code, timed_out.is_set(),
+                      round(time.monotonic() - start, 3), timeout, marker, transcript)
+
+
+def which_qemu(name: str = "qemu-system-arm") -> str | None:
+    """Path of the QEMU binary (honours an absolute path), or None."""
+    if os.path.sep in name:
+        return name if os.access(name, os.X_OK) else None
+    from shutil import which
+
+    return which(name)

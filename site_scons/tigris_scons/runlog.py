@@ -1,0 +1,141 @@
+"""Parse the lines the firmware prints on QEMU (contract: firmware_templates/README.md).
+
+A successful run prints, in this order (keys may be appended at the end of a line, never
+changed or removed)::
+
+    BENCH_START <model name> @ Cortex-M55 (QEMU mps3-an547)
+    Ops: <n>  Stages: <n>  Tensors: <n>  Budget: <plan budget> bytes
+    OUTPUT n=<elements> checksum=<fnv1a32> min=<v> max=<v> nonmin=<count>
+    ARENA fast_peak=<b> slow_used=<b> total_sram=<b> bytes (fast_cap=<b> slow_cap=<b>)
+    OUTPUT_BYTES <index> <name> <hex>         (one per output)
+    BENCH_END status=ok
+
+The parser is tolerant of noise (QEMU warnings, carriage returns, extra keys) so that harmless
+additions never break the build, and strict about what the checks rely on: a missing or
+malformed required line is reported by name instead of being read as zero.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_START = re.compile(r"^BENCH_START (?P<model>\S.*?) @ (?P<target>.+)$")
+_SHAPE = re.compile(r"^Ops:\s*(?P<ops>\d+)\s+Stages:\s*(?P<stages>\d+)\s+Tensors:\s*(?P<tensors>\d+)"
+                    r"\s+Budget:\s*(?P<budget>\d+) bytes")
+_ARENA = re.compile(r"^ARENA (?P<kv>.*?) bytes \((?P<caps>[^)]*)\)")
+_OUTPUT_BYTES = re.compile(r"^OUTPUT_BYTES (?P<index>\d+) (?P<name>\S+) (?P<hex>[0-9a-fA-F]*)\s*$")
+_KV = re.compile(r"(\w+)=(\S+)")
+_END = re.compile(r"^BENCH_END(?P<rest>.*)$")
+
+
+def _kv(text: str) -> dict[str, str]:
+    return dict(_KV.findall(text))
+
+
+def _int(value: str) -> int:
+    return int(value, 0)
+
+
+@dataclass
+class RunLog:
+    """What the firmware reported; ``problems`` lists every missing or malformed line."""
+
+    model: str | None = None
+    target: str | None = None
+    ops: int | None = None
+    stages: int | None = None
+    tensors: int | None = None
+    plan_budget: int | None = None
+    output: dict[str, str] = field(default_factory=dict)  # n, checksum, min, max, nonmin, ...
+    arena: dict[str, int] = field(default_factory=dict)  # fast_peak, slow_used, total_sram, caps
+    output_bytes: dict[int, tuple[str, bytes]] = field(default_factory=dict)
+    end_status: str | None = None
+    end: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.end_status == "ok" and not self.problems
+
+    def output_checksum(self) -> int | None:
+        value = self.output.get("checksum")
+        return _int(value) if value is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "target": self.target,
+            "ops": self.ops,
+            "stages": self.stages,
+            "tensors": self.tensors,
+            "plan_budget": self.plan_budget,
+            "output": dict(self.output),
+            "arena": dict(self.arena),
+            "output_bytes": {str(i): {"name": n, "hex": b.hex()} for i, (n, b) in sorted(self.output_bytes.items())},
+            "end_status": self.end_status,
+            "problems": list(self.problems),
+        }
+
+
+REQUIRED_ARENA_KEYS = ("fast_peak", "slow_used", "total_sram", "fast_cap", "slow_cap")
+
+
+def parse_run_log(text: str) -> RunLog:
+    """Parse a run log; never raises on bad input, reports it in ``problems`` instead."""
+    log = RunLog()
+    seen: set[str] = set()
+    for raw in text.splitlines():
+        line = raw.strip().strip("\r")
+        if not line:
+            continue
+        if m := _START.match(line):
+            log.model, log.target = m["model"], m["target"]
+            seen.add("BENCH_START")
+        elif line.startswith("Ops:"):
+            if m := _SHAPE.match(line):
+                log.ops, log.stages = int(m["ops"]), int(m["stages"])
+                log.tensors, log.plan_budget = int(m["tensors"]), int(m["budget"])
+                seen.add("Ops")
+            else:
+                log.problems.append(f"malformed line: {line!r}")
+        elif line.startswith("OUTPUT_BYTES"):
+            if m := _OUTPUT_BYTES.match(line):
+                hex_text = m["hex"]
+                if len(hex_text) % 2:
+                    log.problems.append(f"odd number of hex digits in OUTPUT_BYTES {m['index']}")
+                    continue
+                log.output_bytes[int(m["index"])] = (m["name"], bytes.fromhex(hex_text))
+            else:
+                log.problems.append(f"malformed line: {line[:80]!r}")
+        elif line.startswith("OUTPUT "):
+            log.output = _kv(line[len("OUTPUT "):])
+            seen.add("OUTPUT")
+        elif line.startswith("ARENA "):
+            m = _ARENA.match(line)
+            values = _kv(m["kv"]) | _kv(m["caps"]) if m else _kv(line)
+            try:
+                log.arena = {k: _int(v) for k, v in values.items()}
+            except ValueError:
+                log.problems.append(f"malformed line: {line!r}")
+                continue
+            missing = [k for k in REQUIRED_ARENA_KEYS if k not in log.arena]
+            if missing:
+                log.problems.append(f"ARENA line lacks {', '.join(missing)}")
+            seen.add("ARENA")
+        elif m := _END.match(line):
+            log.end = _kv(m["rest"])
+            log.end_status = log.end.get("status", "")
+    for marker in ("BENCH_START", "Ops", "OUTPUT", "ARENA"):
+        if marker not in seen:
+            log.problems.append(f"no {marker} line")
+    if log.output:
+        for key in ("n", "checksum", "min", "max", "nonmin"):
+            if key not in log.output:
+                log.problems.append(f"OUTPUT line lacks {key}=")
+    if log.end_status is None:
+        log.problems.append("no BENCH_END line (the firmware did not finish)")
+    elif log.end_status != "ok":
+        log.problems.append(f"firmware reported BENCH_END status={log.end_status}")
+    return log

@@ -217,6 +217,73 @@ static tgr_status check_softmax(const tgr_plan *p, uint32_t o, const op_spatial 
     return TGR_OK;
 }
 
+/* Add/Sub pairs: from OP_ATTR_BINARY_REQUANT when present, else derived from the three scales
+ * in double exactly as the compiler derives them. */
+static void add_params_of(const tgr_plan *p, uint32_t o, tgr_add_params *q)
+{
+    op_spatial sp;
+    const uint8_t *attr = tgr_attr_find(p, o, ATTR_BINARY_REQUANT, NULL);
+    tgr_qparams qa = qparams_of(p, op_input(p, o, 0));
+    tgr_qparams qb = qparams_of(p, op_input(p, o, 1));
+    tgr_qparams qo = qparams_of(p, op_output(p, o, 0));
+    op_decode(p, o, &sp);
+    q->a_zp = qa.zero_point;
+    q->b_zp = qb.zero_point;
+    q->out_zp = qo.zero_point;
+    q->act_min = sp.act_min;
+    q->act_max = sp.act_max;
+    if (attr != NULL) {
+        q->a_multiplier = rd_i32(attr);
+        q->a_shift = rd_i32(attr + 4);
+        q->b_multiplier = rd_i32(attr + 8);
+        q->b_shift = rd_i32(attr + 12);
+        q->out_multiplier = rd_i32(attr + 16);
+        q->out_shift = rd_i32(attr + 20);
+    } else {
+        double twice_max = 2.0 * ((double)qa.scale > (double)qb.scale ? (double)qa.scale : (double)qb.scale);
+        fp_quantize_multiplier((double)qa.scale / twice_max, &q->a_multiplier, &q->a_shift);
+        fp_quantize_multiplier((double)qb.scale / twice_max, &q->b_multiplier, &q->b_shift);
+        fp_quantize_multiplier(twice_max / ((double)(1 << 20) * (double)qo.scale), &q->out_multiplier,
+                               &q->out_shift);
+    }
+}
+
+static int valid_pair(int32_t multiplier, int32_t shift)
+{
+    return (multiplier == 0 || multiplier >= 0x40000000) && shift >= -31 && shift <= 31;
+}
+
+static tgr_status check_add(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_error *err)
+{
+    uint32_t out = op_output(p, o, 0);
+    uint32_t k, axis;
+    tgr_add_params q;
+    if (op_num_inputs(p, o) != 2u || sp->weight_idx != NONE16) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                        "op %u (%s): a constant operand is not supported by this runtime", o,
+                        tgr_op_name(op_type(p, o)));
+    }
+    for (k = 0; k < 2u; ++k) {
+        uint32_t in = op_input(p, o, k);
+        int same = tensor_ndim(p, in) == tensor_ndim(p, out) && model_order(p, in) == model_order(p, out);
+        for (axis = 0; same && axis < tensor_ndim(p, in); ++axis) {
+            same = tensor_dim(p, in, axis) == tensor_dim(p, out, axis);
+        }
+        if (!same) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                            "op %u (%s): broadcasting operands are not supported by this runtime", o,
+                            tgr_op_name(op_type(p, o)));
+        }
+    }
+    add_params_of(p, o, &q);
+    if (!valid_pair(q.a_multiplier, q.a_shift) || !valid_pair(q.b_multiplier, q.b_shift) ||
+        !valid_pair(q.out_multiplier, q.out_shift)) {
+        return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u (%s): binary requantization pairs out of range", o,
+                        tgr_op_name(op_type(p, o)));
+    }
+    return TGR_OK;
+}
+
 static tgr_status check_reshape(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     uint32_t in = op_input(p, o, 0);
@@ -261,6 +328,10 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
             break;
         case OP_SOFTMAX:
             st = check_softmax(p, o, &sp, err);
+            break;
+        case OP_ADD:
+        case OP_SUB:
+            st = check_add(p, o, &sp, err);
             break;
         case OP_RESHAPE:
         case OP_FLATTEN:
@@ -344,7 +415,9 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr)
         break;
     case OP_MAX_POOL:
         window_of(p, o, &sp, &w);
-        tgr_max_pool_s8(&w, x, sp.act_min, sp.act_max, y);
+        qin = qparams_of(p, in);
+        qout = qparams_of(p, out);
+        tgr_max_pool_s8(&w, x, &qin, &qout, sp.act_min, sp.act_max, y);
         break;
     case OP_AVG_POOL:
         window_of(p, o, &sp, &w);
@@ -364,6 +437,14 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr)
         qin = qparams_of(p, in);
         qout = qparams_of(p, out);
         tgr_softmax_s8((int32_t)(tensor_bytes(p, in) / depth), (int32_t)depth, x, &qin, &qout, y);
+        break;
+    }
+    case OP_ADD:
+    case OP_SUB: {
+        tgr_add_params q;
+        add_params_of(p, o, &q);
+        tgr_add_s8((int32_t)tensor_bytes(p, out), x, (const int8_t *)tensor_ptr[op_input(p, o, 1)], &q,
+                   op_type(p, o) == OP_SUB, y);
         break;
     }
     case OP_RESHAPE:

@@ -1,5 +1,6 @@
 /*
- * Pooling int8 kernels (tgrs-executor.md §3.6): max pool, average pool over the valid part of
+ * Pooling int8 kernels (tgrs-executor.md §3.6): max pool (requantized when its input and output
+ * encodings differ), average pool over the valid part of
  * each window (count_include_pad = 0), and global average pool with TFLite MEAN requantization
  * or, for pools the compiler rewrote from a whole-map AveragePool, average-pool rounding.
  */
@@ -33,8 +34,8 @@ static int32_t average_requantized(int32_t sum, int32_t count, const tgr_qparams
     return (int32_t)round(value) + out->zero_point;
 }
 
-void tgr_max_pool_s8(const tgr_window *w, const int8_t *input, int32_t act_min, int32_t act_max,
-                     int8_t *output)
+void tgr_max_pool_s8(const tgr_window *w, const int8_t *input, const tgr_qparams *in,
+                     const tgr_qparams *out, int32_t act_min, int32_t act_max, int8_t *output)
 {
     int32_t n, oy, ox, c, ky, kx;
     for (n = 0; n < w->batch; ++n) {
@@ -60,7 +61,8 @@ void tgr_max_pool_s8(const tgr_window *w, const int8_t *input, int32_t act_min, 
                             }
                         }
                     }
-                    *output++ = (int8_t)clamp_i32(best, act_min, act_max);
+                    /* A rescaling max pool requantizes the maximum like a one-sample average. */
+                    *output++ = (int8_t)clamp_i32(average_requantized(best, 1, in, out), act_min, act_max);
                 }
             }
         }

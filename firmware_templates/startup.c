@@ -5,8 +5,9 @@
  * - Reset_Handler (naked): enables CP10/CP11 before any compiler-generated FP code, sets the
  *   stack pointer and the v8-M stack limit (MSPLIM = __stack_limit, so a stack overflow raises a
  *   STKOF UsageFault instead of silently overwriting .bss/arenas), then jumps to reset_c().
- * - reset_c(): copies .data, zeroes .bss, runs .preinit_array/.init_array, sets VTOR, calls
- *   main() and hands its return value to the semihosting exit (QEMU exit status).
+ * - fw_reset_c(): copies .data, zeroes .bss, paints the free stack, runs .preinit_array and
+ *   .init_array, sets VTOR, calls main() and hands its return value to the semihosting exit
+ *   (QEMU exit status). fw_stack_peak_bytes() reads the stack high-water mark back.
  * - HardFault_Handler: reports pc, lr, xpsr, CFSR, HFSR, BFAR, MMFAR and exits with status 3.
  * - Default_Handler: every other exception/IRQ; reports IPSR and exits with status 4.
  */
@@ -30,6 +31,7 @@ typedef void (*fw_vector_t)(void);
 
 /* Linker-script symbols (an547.ld). */
 extern uint32_t __stack_top[];
+extern uint32_t __stack_limit[];
 extern uint32_t __data_load[];
 extern uint32_t __data_start[];
 extern uint32_t __data_end[];
@@ -46,6 +48,9 @@ void Reset_Handler(void);
 void HardFault_Handler(void);
 void Default_Handler(void);
 __attribute__((noreturn)) void fw_reset_c(void);
+uint32_t fw_stack_peak_bytes(void);
+
+#define FW_STACK_PAINT 0xCDCDCDCDu
 __attribute__((noreturn)) void fw_hardfault_report(const uint32_t *frame, uint32_t exc_return);
 
 /* Overridable system handlers: all default to Default_Handler (exit 4). */
@@ -115,6 +120,12 @@ void fw_reset_c(void)
     for (uint32_t *dst = __bss_start; dst < __bss_end; ++dst) {
         *dst = 0u;
     }
+    /* Paint the unused stack (up to 64 bytes below the current SP) for fw_stack_peak_bytes(). */
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    for (uint32_t *dst = __stack_limit; dst < sp - 16; ++dst) {
+        *dst = FW_STACK_PAINT;
+    }
     SCB_VTOR = (uint32_t)(uintptr_t)fw_vector_table;
     __asm__ volatile("dsb\n\tisb" ::: "memory");
 
@@ -126,6 +137,18 @@ void fw_reset_c(void)
     }
 
     sh_exit(main());
+}
+
+/* Deepest main-stack use so far, in bytes below __stack_top: the first word from the bottom that
+ * no longer holds the paint marks the high-water mark (a word that happened to be written with
+ * the paint value would under-report by that word). */
+uint32_t fw_stack_peak_bytes(void)
+{
+    const uint32_t *p = __stack_limit;
+    while (p < __stack_top && *p == FW_STACK_PAINT) {
+        ++p;
+    }
+    return (uint32_t)((uintptr_t)__stack_top - (uintptr_t)p);
 }
 
 /* Naked so the stacked frame is found before anything is pushed. Disables the stack limit

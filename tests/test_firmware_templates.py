@@ -452,6 +452,7 @@ def test_ds_cnn_matches_host_runtime(tmp_path: Path, runtime_objects: list[Path]
     assert arena["fast_peak"] == meta["memory"]["fast_peak_bytes"]
     assert arena["slow_used"] == meta["memory"]["slow_peak_bytes"]
     assert arena["total_sram"] == arena["fast_peak"] + (0 if slow_in_ddr else arena["slow_used"])
+    assert 0 < arena["stack_peak"] < c.DEFAULT_STACK_BYTES
 
 
 def test_small_arenas_fail_cleanly(tmp_path: Path, runtime_objects: list[Path],

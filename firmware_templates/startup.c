@@ -27,7 +27,7 @@
 #define FW_NUM_SYSTEM_VECTORS 16u
 #define FW_NUM_IRQ_VECTORS 96u
 
-typedef void (*fw_vector_t)(void);
+typedef void (*fw_handler_t)(void);
 
 /* Linker-script symbols (an547.ld). */
 extern uint32_t __stack_top[];
@@ -37,10 +37,10 @@ extern uint32_t __data_start[];
 extern uint32_t __data_end[];
 extern uint32_t __bss_start[];
 extern uint32_t __bss_end[];
-extern fw_vector_t __preinit_array_start[];
-extern fw_vector_t __preinit_array_end[];
-extern fw_vector_t __init_array_start[];
-extern fw_vector_t __init_array_end[];
+extern fw_handler_t __preinit_array_start[];
+extern fw_handler_t __preinit_array_end[];
+extern fw_handler_t __init_array_start[];
+extern fw_handler_t __init_array_end[];
 
 int main(void);
 
@@ -64,24 +64,32 @@ void DebugMon_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
-#define FW_IRQ16(h) h, h, h, h, h, h, h, h, h, h, h, h, h, h, h, h
+/* A vector is a handler address, except entry 0 (the initial MSP): a union keeps both ISO C. */
+typedef union fw_vector {
+    fw_handler_t handler;
+    const void *stack_top;
+} fw_vector_t;
+
+#define FW_H(h) { .handler = (h) }
+#define FW_IRQ16(h) FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h), \
+                    FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h), FW_H(h)
 
 __attribute__((section(".vectors"), used, aligned(512)))
 const fw_vector_t fw_vector_table[FW_NUM_SYSTEM_VECTORS + FW_NUM_IRQ_VECTORS] = {
-    (fw_vector_t)__stack_top,   /* 0: initial MSP */
-    Reset_Handler,              /* 1 */
-    NMI_Handler,                /* 2 */
-    HardFault_Handler,          /* 3 */
-    MemManage_Handler,          /* 4 */
-    BusFault_Handler,           /* 5 */
-    UsageFault_Handler,         /* 6 */
-    SecureFault_Handler,        /* 7 */
-    0, 0, 0,                    /* 8-10: reserved */
-    SVC_Handler,                /* 11 */
-    DebugMon_Handler,           /* 12 */
-    0,                          /* 13: reserved */
-    PendSV_Handler,             /* 14 */
-    SysTick_Handler,            /* 15 */
+    { .stack_top = __stack_top },   /* 0: initial MSP */
+    FW_H(Reset_Handler),            /* 1 */
+    FW_H(NMI_Handler),              /* 2 */
+    FW_H(HardFault_Handler),        /* 3 */
+    FW_H(MemManage_Handler),        /* 4 */
+    FW_H(BusFault_Handler),         /* 5 */
+    FW_H(UsageFault_Handler),       /* 6 */
+    FW_H(SecureFault_Handler),      /* 7 */
+    FW_H(0), FW_H(0), FW_H(0),      /* 8-10: reserved */
+    FW_H(SVC_Handler),              /* 11 */
+    FW_H(DebugMon_Handler),         /* 12 */
+    FW_H(0),                        /* 13: reserved */
+    FW_H(PendSV_Handler),           /* 14 */
+    FW_H(SysTick_Handler),          /* 15 */
     /* 16..111: external interrupts 0..95 */
     FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler),
     FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler), FW_IRQ16(Default_Handler),
@@ -129,10 +137,10 @@ void fw_reset_c(void)
     SCB_VTOR = (uint32_t)(uintptr_t)fw_vector_table;
     __asm__ volatile("dsb\n\tisb" ::: "memory");
 
-    for (fw_vector_t *fn = __preinit_array_start; fn < __preinit_array_end; ++fn) {
+    for (fw_handler_t *fn = __preinit_array_start; fn < __preinit_array_end; ++fn) {
         (*fn)();
     }
-    for (fw_vector_t *fn = __init_array_start; fn < __init_array_end; ++fn) {
+    for (fw_handler_t *fn = __init_array_start; fn < __init_array_end; ++fn) {
         (*fn)();
     }
 

@@ -257,7 +257,6 @@ def _qemu_run(target, source, env):
     from tigris_scons.qemu import qemu_command, run_qemu, which_qemu
     from tigris_scons.report import write_json
 
-    _unlink_stale(env)
     params = _params(source[3])
     qemu_name = env.subst("$TIGRISBUILD_QEMU")
     qemu = which_qemu(qemu_name)
@@ -266,13 +265,18 @@ def _qemu_run(target, source, env):
     extra = SCons.Util.CLVar(env.subst("$TIGRISBUILD_QEMU_FLAGS"))
     cmd = qemu_command(qemu, source[0].get_abspath(), source[1].get_abspath(), extra=list(extra))
     started = time.time()
-    result = run_qemu(cmd, target[0].get_abspath(), timeout=params["timeout"])
+    try:
+        result = run_qemu(cmd, target[0].get_abspath(), timeout=params["timeout"])
+    except BaseException:  # Ctrl-C or a failure to start: no stamp may claim this run passed
+        _unlink_stale(env)
+        raise
     document = result.to_dict() | {"schema": 1, "model": params["model"], "started": started,
                                    "finished": time.time(), "log": target[0].get_path()}
     write_json(target[1].get_abspath(), document)
     header = f"---- QEMU {params['model']}: {target[0].get_path()} ({result.seconds:.2f} s) ----\n"
     _write(header + _echo(result.transcript) + ("\n" if result.transcript else ""))
     if not result.ok:
+        _unlink_stale(env)
         errors = [ln.strip() for ln in result.transcript.splitlines() if ln.startswith(("ERROR", "HARDFAULT", "FAULT"))]
         hint = f"; firmware said: {errors[-1]}" if errors else ""
         raise TigrisError(f"{params['model']}: {result.failure()}{hint} (log: {target[0].get_path()})")

@@ -17,7 +17,7 @@ from .checks import INFO, Row, Verdict
 from .units import fmt_bytes, fmt_kib
 
 HEADER = ("item", "used", "reserved", "budget", "size", "use", "bar", "status")
-_GROUP_TITLES = {"static": None, "runtime": "runtime (firmware on QEMU)", "output": "output"}
+_GROUP_TITLES = {"static": None, "runtime": "runtime (firmware on QEMU)", "output": None}
 
 
 def bar(fraction: float | None, cells: int = 10) -> str:

@@ -92,6 +92,18 @@ def test_multistage_case_is_all_untiled(name: str, tmp_path: Path) -> None:
     np.testing.assert_array_equal(outs[0], outs[1])  # stage splitting never changes numerics
 
 
+def test_stage_without_tile_plan_can_still_run_tiled(tmp_path: Path) -> None:
+    """inverted_residual_x2 @17K: 4 stages, no tile plans/chains, but stage 1 runs tiled."""
+    onnx_path = CASES["inverted_residual_x2"].build(tmp_path)
+    plan_path = compile_plan(onnx_path, "17K", tmp_path / "x2.tgrs")
+    plan = read_plan(plan_path)
+    assert all(s["tile_plan_idx"] == 0xFFFF and s["chain_len"] == 0 for s in plan["stages"])
+    assert untiled_stages(plan) == [True, False, True, True]
+    with tigris_runtime.Session(str(plan_path)) as sess:
+        assert _stage_paths(sess, random_inputs(sess, np.random.default_rng(0))) == [
+            "normal", "tiled", "normal", "normal"]
+
+
 @pytest.mark.parametrize("name", ["conv3x3_c3_p1", "avgpool3x3_s2_p1", "softmax_int"])
 def test_builds_are_byte_identical(name: str, tmp_path: Path) -> None:
     a = CASES[name].build(tmp_path / "a").read_bytes()

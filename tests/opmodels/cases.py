@@ -187,7 +187,8 @@ def reshape(in_shape: Sequence[int], out_shape: Sequence[int]) -> Callable[[], o
     return make
 
 
-def inverted_residual(tag: str, c: int, hw: int, expand: int) -> Callable[[], onnx.ModelProto]:
+def inverted_residual(tag: str, c: int, hw: int, expand: int,
+                      blocks: int = 1) -> Callable[[], onnx.ModelProto]:
     """MobileNetV2 block: Conv1x1 c->c*expand + ReLU6, DW3x3 + ReLU6, Conv1x1 -> c, Add(x).
 
     The skip tensor x stays live across the two wide tensors, so the single-stage live set
@@ -201,21 +202,25 @@ def inverted_residual(tag: str, c: int, hw: int, expand: int) -> Callable[[], on
         inits = [numpy_helper.from_array(np.array(0, np.float32), "lo"),
                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
         nodes = []
-        prev = "x"
-        for i, (cin, cout, k, group, act) in enumerate(
-                [(c, ce, 1, 1, True), (ce, ce, 3, ce, True), (ce, c, 1, 1, False)]):
-            fan = (cin // group) * k * k
-            w = rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan)
-            inits += [numpy_helper.from_array(w.astype(np.float32), f"w{i}"),
-                      numpy_helper.from_array(rng.normal(0, 0.1, cout).astype(np.float32), f"b{i}")]
-            p = k // 2
-            nodes.append(helper.make_node("Conv", [prev, f"w{i}", f"b{i}"], [f"c{i}"],
-                                          kernel_shape=[k, k], pads=[p, p, p, p], group=group))
-            prev = f"c{i}"
-            if act:
-                nodes.append(helper.make_node("Clip", [prev, "lo", "hi"], [f"r{i}"]))
-                prev = f"r{i}"
-        nodes.append(helper.make_node("Add", ["x", prev], ["o"]))
+        skip = prev = "x"
+        for blk in range(blocks):
+            for j, (cin, cout, k, group, act) in enumerate(
+                    [(c, ce, 1, 1, True), (ce, ce, 3, ce, True), (ce, c, 1, 1, False)]):
+                i = f"{blk}_{j}" if blocks > 1 else f"{j}"
+                fan = (cin // group) * k * k
+                w = rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan)
+                inits += [numpy_helper.from_array(w.astype(np.float32), f"w{i}"),
+                          numpy_helper.from_array(rng.normal(0, 0.1, cout).astype(np.float32), f"b{i}")]
+                p = k // 2
+                nodes.append(helper.make_node("Conv", [prev, f"w{i}", f"b{i}"], [f"c{i}"],
+                                              kernel_shape=[k, k], pads=[p, p, p, p], group=group))
+                prev = f"c{i}"
+                if act:
+                    nodes.append(helper.make_node("Clip", [prev, "lo", "hi"], [f"r{i}"]))
+                    prev = f"r{i}"
+            out = "o" if blk == blocks - 1 else f"add{blk}"
+            nodes.append(helper.make_node("Add", [skip, prev], [out]))
+            skip = prev = out
         return _model(nodes, [1, c, hw, hw], inits)
 
     return make
@@ -435,6 +440,9 @@ def _cases() -> list[OpCase]:
         OpCase("inverted_residual", "MBv2 block C=8 16x16: 1x1 expand x4 + ReLU6, DW 3x3 + ReLU6, 1x1, Add",
                inverted_residual("inverted_residual", 8, 16, 4), (c, d, c, OP["Add"]),
                multistage_budget="17K"),
+        OpCase("inverted_residual_x2", "Two stacked inverted_residual blocks (C=8, x4, 16x16)",
+               inverted_residual("inverted_residual_x2", 8, 16, 4, blocks=2),
+               (c, d, c, OP["Add"], c, d, c, OP["Add"])),  # at 16K/17K: 4 stages, one runs tiled
     ]
 
 

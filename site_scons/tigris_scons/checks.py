@@ -170,6 +170,13 @@ def elements(data: bytes, dtype: int) -> list[float | int]:
     return list(struct.unpack(f"<{count}{code}", data[: count * size]))
 
 
+def firmware_name(name: str) -> str:
+    """A tensor name as the firmware prints it: bytes outside '!'..'~' become '_', '' becomes '-'."""
+    if not name:
+        return "-"
+    return "".join(chr(b) if 0x20 < b < 0x7F else "_" for b in name.encode("utf-8"))
+
+
 @dataclass
 class Comparison:
     """Output bytes of the firmware against the host reference."""
@@ -202,7 +209,7 @@ def compare_outputs(
             cmp.detail.append(f"output {index} ({ref['name']}) missing from the run log")
             continue
         name, actual = got
-        if name != ref["name"]:
+        if name != firmware_name(ref["name"]):
             cmp.equal = False
             cmp.detail.append(f"output {index} is named {name!r} in the log, {ref['name']!r} in the plan")
         if len(actual) != len(expected):

@@ -24,9 +24,8 @@ from typing import Any
 _START = re.compile(r"^BENCH_START (?P<model>\S.*?) @ (?P<target>.+)$")
 _SHAPE = re.compile(r"^Ops:\s*(?P<ops>\d+)\s+Stages:\s*(?P<stages>\d+)\s+Tensors:\s*(?P<tensors>\d+)"
                     r"\s+Budget:\s*(?P<budget>\d+) bytes")
-_ARENA = re.compile(r"^ARENA (?P<kv>.*?) bytes \((?P<caps>[^)]*)\)")
-_OUTPUT_BYTES = re.compile(r"^OUTPUT_BYTES (?P<index>\d+) (?P<name>\S+) (?P<hex>[0-9a-fA-F]*)\s*$")
-_KV = re.compile(r"(\w+)=(\S+)")
+_OUTPUT_BYTES = re.compile(r"^OUTPUT_BYTES (?P<index>\d+) (?P<name>\S+) (?P<hex>[0-9a-fA-F]*|-)\s*$")
+_KV = re.compile(r"(\w+)=([^\s()]+)")
 _END = re.compile(r"^BENCH_END(?P<rest>.*)$")
 
 
@@ -102,7 +101,7 @@ def parse_run_log(text: str) -> RunLog:
                 log.problems.append(f"malformed line: {line!r}")
         elif line.startswith("OUTPUT_BYTES"):
             if m := _OUTPUT_BYTES.match(line):
-                hex_text = m["hex"]
+                hex_text = "" if m["hex"] == "-" else m["hex"]
                 if len(hex_text) % 2:
                     log.problems.append(f"odd number of hex digits in OUTPUT_BYTES {m['index']}")
                     continue
@@ -113,8 +112,7 @@ def parse_run_log(text: str) -> RunLog:
             log.output = _kv(line[len("OUTPUT "):])
             seen.add("OUTPUT")
         elif line.startswith("ARENA "):
-            m = _ARENA.match(line)
-            values = _kv(m["kv"]) | _kv(m["caps"]) if m else _kv(line)
+            values = _kv(line)
             try:
                 log.arena = {k: _int(v) for k, v in values.items()}
             except ValueError:

@@ -1,0 +1,67 @@
+"""Helpers shared by the build-system tests (imported by tests/build/conftest.py and tests)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TINY_BUILDER = FIXTURES / "tiny_model.py"
+TIGRIS_CLI = "import sys; from tigris.cli import main; sys.argv[0] = 'tigris'; sys.exit(main())"
+
+
+def tigris_compile(source: Path, out: Path, budget: str, *extra: str) -> Path:
+    subprocess.run([sys.executable, "-c", TIGRIS_CLI, "compile", str(source), "-m", budget, *extra, "-o", str(out)],
+                   check=True, capture_output=True)
+    return out
+
+
+class Scons:
+    """Runs ``python -m SCons`` and keeps the last result for assertions."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    def __call__(self, *args: str, expect: int | None = 0, timeout: float = 600) -> subprocess.CompletedProcess:
+        env = dict(os.environ)
+        env.pop("TIGRIS_HOST_LIBRARY", None)
+        env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+        proc = subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=self.cwd, env=env,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+        if expect is not None and proc.returncode != expect:
+            raise AssertionError(f"scons {' '.join(args)} exited {proc.returncode}, expected {expect}\n"
+                                 f"--- stdout\n{proc.stdout[-6000:]}\n--- stderr\n{proc.stderr[-4000:]}")
+        return proc
+
+
+def write_model(folder: Path, body: str) -> Path:
+    """A model folder with a ``model.toml`` (``body`` is dedented)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "model.toml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def tiny_model_toml(folder: Path, name: str = "tiny", extra: str = "", classes: int | None = None) -> Path:
+    builder = folder / "build.py"
+    folder.mkdir(parents=True, exist_ok=True)
+    if classes is None:
+        shutil.copy(TINY_BUILDER, builder)
+    else:
+        builder.write_text(TINY_BUILDER.read_text().replace("default=3", f"default={classes}"))
+    return write_model(folder, f"""\
+        name = "{name}"
+        builder = "build.py"
+        [compile]
+        budget = "2K"
+        [arena]
+        slow = "1K"
+        [part]
+        sram = "64K"
+        flash = "128K"
+        """ + textwrap.dedent(extra))

@@ -1,0 +1,73 @@
+"""Run-log parsing: the firmware contract lines, tolerant of noise, strict about what checks use."""
+
+from __future__ import annotations
+
+from tigris_scons.runlog import parse_run_log
+
+GOOD = """\
+BENCH_START ds_cnn @ Cortex-M55 (QEMU mps3-an547)
+Ops: 13  Stages: 1  Tensors: 14  Budget: 20480 bytes
+OUTPUT n=12 checksum=0x3ee5aa0e min=-127 max=-74 nonmin=10
+ARENA fast_peak=16000 slow_used=512 total_sram=16512 bytes (fast_cap=20480 slow_cap=4096) slow_end=16 stack_peak=716
+OUTPUT_BYTES 0 output_QuantizeLinear_Output 9c839481b6b68688869281b6
+BENCH_END status=ok
+"""
+
+
+def test_good_log():
+    log = parse_run_log(GOOD)
+    assert log.complete and log.problems == []
+    assert (log.model, log.target) == ("ds_cnn", "Cortex-M55 (QEMU mps3-an547)")
+    assert (log.ops, log.stages, log.tensors, log.plan_budget) == (13, 1, 14, 20480)
+    assert log.output == {"n": "12", "checksum": "0x3ee5aa0e", "min": "-127", "max": "-74", "nonmin": "10"}
+    assert log.output_checksum() == 0x3EE5AA0E
+    assert log.arena == {"fast_peak": 16000, "slow_used": 512, "total_sram": 16512, "fast_cap": 20480,
+                         "slow_cap": 4096, "slow_end": 16, "stack_peak": 716}
+    assert log.output_bytes == {0: ("output_QuantizeLinear_Output", bytes.fromhex("9c839481b6b68688869281b6"))}
+    assert log.to_dict()["output_bytes"]["0"]["hex"] == "9c839481b6b68688869281b6"
+
+
+def test_noise_crlf_and_appended_keys_are_fine():
+    noisy = ("qemu-system-arm: warning: something harmless\r\n"
+             + GOOD.replace("\n", "\r\n").replace("nonmin=10", "nonmin=10 argmax=3")
+             .replace("BENCH_END status=ok", "BENCH_END status=ok ticks=123"))
+    log = parse_run_log(noisy)
+    assert log.complete, log.problems
+    assert log.output["argmax"] == "3" and log.end["ticks"] == "123"
+
+
+def test_truncated_log_lists_what_is_missing():
+    log = parse_run_log("\n".join(GOOD.splitlines()[:2]))
+    assert not log.complete
+    assert "no OUTPUT line" in log.problems and "no ARENA line" in log.problems
+    assert any("no BENCH_END" in p for p in log.problems)
+
+
+def test_failure_status_and_error_lines():
+    log = parse_run_log(GOOD.replace("status=ok", "status=fail"))
+    assert not log.complete and "firmware reported BENCH_END status=fail" in log.problems
+    crashed = parse_run_log("BENCH_START x @ y\nHARDFAULT pc=0x1234\n")
+    assert not crashed.complete and crashed.model == "x"
+
+
+def test_malformed_lines_are_reported_not_read_as_zero():
+    bad = (GOOD.replace("Ops: 13  Stages: 1", "Ops: many")
+           .replace("fast_peak=16000", "fast_peak=lots")
+           .replace("9c839481b6b68688869281b6", "9c8"))
+    log = parse_run_log(bad)
+    assert any("malformed line" in p and "Ops" in p for p in log.problems)
+    assert any("ARENA" in p for p in log.problems)
+    assert any("odd number of hex digits" in p for p in log.problems)
+    assert "fast_peak" not in log.arena
+
+
+def test_missing_arena_keys_and_output_keys():
+    log = parse_run_log(GOOD.replace(" total_sram=16512", "").replace(" nonmin=10", ""))
+    assert "ARENA line lacks total_sram" in log.problems
+    assert "OUTPUT line lacks nonmin=" in log.problems
+
+
+def test_empty_output_tensor():
+    log = parse_run_log(GOOD.replace("OUTPUT_BYTES 0 output_QuantizeLinear_Output 9c839481b6b68688869281b6",
+                                     "OUTPUT_BYTES 0 empty -"))
+    assert log.output_bytes[0] == ("empty", b"")

@@ -1,0 +1,108 @@
+"""Fixtures for the runtime tests: our host library (built by SCons) and a plan cache.
+
+* ``our_library``: ``python -m SCons -C REPO host`` once per session, the path of
+  ``build/host/libtigris_host.so``. With ``TGR_TEST_SANITIZE=1`` it builds ``host sanitize=1``
+  and returns ``build/host-san/libtigris_host.so`` (ASan + UBSan, ``-fno-sanitize-recover=all``);
+  that library can only be loaded into a Python started with the sanitizer runtimes in
+  ``LD_PRELOAD`` (test_sanitizers.py does that), so the fixture fails early with the recipe when
+  they are missing instead of letting ctypes die with an obscure loader error.
+* ``plan_cache``: builds each ``.onnx`` once and compiles each (model, budget, flags) once per
+  session into a ``tmp_path_factory`` directory. Compiling is most of this folder's run time.
+* ``n_inputs``: random inputs per differential comparison: 10, or ``$TGR_TEST_INPUTS``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+for _p in (str(HERE.parent), str(REPO)):  # tests/ (opmodels) and the repo root (models)
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from opmodels import CASES, compile_plan  # noqa: E402
+
+SANITIZE = os.environ.get("TGR_TEST_SANITIZE") == "1"
+DEFAULT_INPUTS = 10
+
+
+def _build_library(sanitize: bool) -> Path:
+    cmd = [sys.executable, "-m", "SCons", "-C", str(REPO), "host"] + (["sanitize=1"] if sanitize else [])
+    lib = REPO / "build" / ("host-san" if sanitize else "host") / "libtigris_host.so"
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0 or not lib.is_file():
+        pytest.fail(f"{' '.join(cmd)} failed ({r.returncode}), {lib} missing or stale:\n"
+                    f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}", pytrace=False)
+    return lib
+
+
+@pytest.fixture(scope="session")
+def our_library() -> Path:
+    """Our libtigris_host.so, (re)built by ``scons host`` (``sanitize=1`` under TGR_TEST_SANITIZE)."""
+    if SANITIZE:
+        preload = os.environ.get("LD_PRELOAD", "")
+        if "libasan" not in preload:
+            pytest.fail("TGR_TEST_SANITIZE=1 needs the sanitizer runtimes preloaded: "
+                        "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so) "
+                        "ASAN_OPTIONS=detect_leaks=0 (test_sanitizers.py sets this up)", pytrace=False)
+    return _build_library(SANITIZE)
+
+
+@pytest.fixture(scope="session")
+def n_inputs() -> int:
+    return int(os.environ.get("TGR_TEST_INPUTS", DEFAULT_INPUTS))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+class PlanCache:
+    """Build every model once and compile every (model, budget, extra args) once per session."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._models: dict[str, Path] = {}
+        self._plans: dict[tuple[str, str, tuple[str, ...]], Path] = {}
+
+    def model(self, name: str, build: Callable[[Path], Path]) -> Path:
+        """``build(dir) -> .onnx path``, run once per ``name``."""
+        if name not in self._models:
+            out_dir = self.root / "models" / _slug(name)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            self._models[name] = Path(build(out_dir))
+        return self._models[name]
+
+    def plan(self, name: str, build: Callable[[Path], Path], budget: str,
+             extra_args: Sequence[str] = ()) -> Path:
+        key = (name, budget, tuple(extra_args))
+        if key not in self._plans:
+            onnx_path = self.model(name, build)
+            out = self.root / "plans" / _slug("_".join([name, budget, *extra_args])) / "plan.tgrs"
+            self._plans[key] = compile_plan(onnx_path, budget, out, extra_args)
+        return self._plans[key]
+
+    # ---- the models the runtime tests use
+
+    def case_plan(self, case: str, budget: str | None = None, extra_args: Sequence[str] = ()) -> Path:
+        """An ``opmodels`` case compiled at ``budget`` (default: the case's own budget)."""
+        c = CASES[case]
+        return self.plan(f"case_{case}", c.build, budget or c.budget, extra_args)
+
+    def ds_cnn_plan(self, budget: str, extra_args: Sequence[str] = ()) -> Path:
+        from models.ds_cnn.build import build
+
+        return self.plan("ds_cnn", lambda d: build(d / "ds_cnn.onnx"), budget, extra_args)
+
+
+@pytest.fixture(scope="session")
+def plan_cache(tmp_path_factory: pytest.TempPathFactory) -> PlanCache:
+    return PlanCache(tmp_path_factory.mktemp("runtime_plans"))

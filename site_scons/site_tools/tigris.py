@@ -277,7 +277,7 @@ def _qemu_run(target, source, env):
     _write(header + _echo(result.transcript) + ("\n" if result.transcript else ""))
     if not result.ok:
         _unlink_stale(env)
-        errors = [ln.strip() for ln in result.transcript.splitlines() if ln.startswith(("ERROR", "HARDFAULT", "FAULT"))]
+        errors = [ln.strip() for ln in result.transcript.splitlines() if ln.startswith(("ERROR", "HARDFAULT", "UNEXPECTED_EXCEPTION"))]
         hint = f"; firmware said: {errors[-1]}" if errors else ""
         raise TigrisError(f"{params['model']}: {result.failure()}{hint} (log: {target[0].get_path()})")
 
@@ -372,14 +372,24 @@ def _cross_env(env):
     return cross
 
 
+_guards: dict[str, object] = {}
+
+
 def _guard(env, nodes, message: str | None, name: str) -> None:
-    """Make ``nodes`` depend on a target that fails with ``message`` (if a tool is missing)."""
+    """Make ``nodes`` depend on a target that fails with ``message`` (if a tool is missing).
+
+    The error is raised only when something that needs the tool is built, so ``scons -h`` and
+    builds of other targets keep working on a machine without it.
+    """
     if not message:
         return
-    guard = env.Command(f"$TIGRISBUILD_BUILD_DIR/.missing-{name}", [],
-                        SCons.Action.Action(_missing_tool, None), TIGRISBUILD_MISSING_MESSAGE=message)
-    env.AlwaysBuild(guard)
-    env.Depends(nodes, guard)
+    path = env.File(f"$TIGRISBUILD_BUILD_DIR/.missing-{name}").get_abspath()
+    if path not in _guards:
+        guard = env.Command(path, [], SCons.Action.Action(_missing_tool, None),
+                            TIGRISBUILD_MISSING_MESSAGE=message)
+        env.AlwaysBuild(guard)
+        _guards[path] = guard
+    env.Depends(nodes, _guards[path])
 
 
 def _runtime_library(env, cross):
@@ -469,7 +479,9 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     main_c = env.Command([bdir.File("main.c"), bdir.File("firmware.json")],
                          [templates.File("main.c.j2"), plan, _value(env, fw_params)],
                          SCons.Action.Action(_render_main, _quiet(env, "RENDER", "${TARGETS[0]}")))[0]
-    cross = _cross_env(env)
+    cross_base = _cross_env(env)
+    lib = _runtime_library(env, cross_base)
+    cross = cross_base.Clone()
     cross.Append(CPPPATH=[templates])
     selftest = env.get(PREFIX + "FW_SELFTEST")
     fw_sources = [main_c, templates.File("startup.c"), templates.File("semihosting.c")]
@@ -478,12 +490,11 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
         fw_sources.append(templates.File("selftest.c"))
     objs = [cross.Object(bdir.File("obj/" + Path(str(s)).stem + ".o"), s) for s in fw_sources]
     _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
-    lib = _runtime_library(env, cross)
     linker_script = templates.File("an547.ld")
     elf_nodes = cross.Program(
         out(".elf"), objs, LIBS=[lib, "m"],
         LINKFLAGS=cross["LINKFLAGS"] + ["-T", linker_script, f"-Wl,--defsym=__plan_window_size={fw_params['plan_window']}",
-                                        "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs"])
+                                        "-nostartfiles", "--specs=nano.specs"])
     elf = elf_nodes[0]
     env.Depends(elf, linker_script)
 

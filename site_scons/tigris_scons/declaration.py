@@ -42,7 +42,7 @@ from .units import parse_size
 
 MODEL_SUFFIXES = (".onnx", ".tflite", ".tgrs")
 DECLARATION_NAME = "model.toml"
-_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")  # also a firmware string (<= 64 chars)
 
 # Allowed keys per table; anything else is an error.
 _TOP_KEYS = {"name", "description", "builder", "source", "compile", "arena", "part", "regions", "run"}
@@ -188,8 +188,8 @@ def check_name(name: str, where: str) -> str:
     """Model names become directory and alias names, so keep them to a safe alphabet."""
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise TigrisError(
-            f"{where}: model name {name!r} must start with a letter, digit or '_' and use only "
-            "letters, digits, '_', '.', '-'"
+            f"{where}: model name {name!r} must be 1-64 characters, start with a letter, digit or "
+            "'_' and use only letters, digits, '_', '.', '-'"
         )
     return name
 
@@ -270,7 +270,7 @@ def decl_for_file(path: Path) -> ModelDecl:
         )
     if not path.is_file():
         raise TigrisError(f"model={path}: no such file")
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", path.stem) or "model"
+    name = (re.sub(r"[^A-Za-z0-9_.-]", "_", path.stem).lstrip(".-") or "model")[:64]
     return ModelDecl(name=name, origin=str(path), source=path.resolve())
 
 

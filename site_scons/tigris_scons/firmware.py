@@ -55,12 +55,9 @@ def template_context(params: FirmwareParams, plan: PlanInfo) -> dict[str, Any]:
     }
 
 
-def io_buffer_bytes(plan: PlanInfo, align: int = 32) -> int:
-    """Interface buffers carved one after the other, each starting on an ``align`` boundary."""
-    total = 0
-    for tensor in (*plan.inputs, *plan.outputs):
-        total = (total + align - 1) // align * align + tensor.size_bytes
-    return max(total, 1)
+def io_buffer_bytes(plan: PlanInfo) -> int:
+    """Plain sum of the interface byte sizes (the template adds its own alignment slack)."""
+    return sum(t.size_bytes for t in (*plan.inputs, *plan.outputs))
 
 
 def render_main(templates_dir: str | Path, context: dict[str, Any]) -> str:

@@ -29,15 +29,16 @@ from .an547 import PLAN_LOAD_ADDRESS
 
 END_MARKER = "BENCH_END status=ok"
 
-#: Firmware exit codes (firmware_templates/README.md) and the QEMU/harness ones worth naming.
+#: Firmware exit codes (firmware_templates/README.md §5) and the QEMU ones worth naming.
 EXIT_MEANINGS = {
     0: "ok",
-    1: "plain semihosting exit failure (SYS_EXIT cannot carry a code)",
-    2: "bad plan or arena",
+    1: "QEMU error (bad command line, loader overlap) or plain SYS_EXIT failure",
+    2: "bad plan, or arena/workspace/io buffer too small",
     3: "HardFault",
-    4: "unexpected exception",
-    5: "watchdog",
-    7: "runtime error",
+    4: "unexpected exception or interrupt",
+    7: "runtime error from tgr_session_init/tgr_run",
+    124: "timeout",
+    134: "QEMU abort: CPU lockup",
 }
 
 

@@ -21,10 +21,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .inputs import fnv1a32
+
 _START = re.compile(r"^BENCH_START (?P<model>\S.*?) @ (?P<target>.+)$")
 _SHAPE = re.compile(r"^Ops:\s*(?P<ops>\d+)\s+Stages:\s*(?P<stages>\d+)\s+Tensors:\s*(?P<tensors>\d+)"
                     r"\s+Budget:\s*(?P<budget>\d+) bytes")
-_OUTPUT_BYTES = re.compile(r"^OUTPUT_BYTES (?P<index>\d+) (?P<name>\S+) (?P<hex>[0-9a-fA-F]*|-)\s*$")
+_OUTPUT_BYTES = re.compile(r"^OUTPUT_BYTES (?P<index>\d+) (?P<name>\S+)(?: (?P<hex>[0-9a-fA-F]*|-))?\s*$")
+_FAILURE_PREFIXES = ("ERROR", "HARDFAULT", "UNEXPECTED_EXCEPTION")
 _KV = re.compile(r"(\w+)=([^\s()]+)")
 _END = re.compile(r"^BENCH_END(?P<rest>.*)$")
 
@@ -90,6 +93,8 @@ def parse_run_log(text: str) -> RunLog:
         if not line:
             continue
         if m := _START.match(line):
+            if "BENCH_START" in seen:
+                log.problems.append("BENCH_START printed more than once (the guest reset)")
             log.model, log.target = m["model"], m["target"]
             seen.add("BENCH_START")
         elif line.startswith("Ops:"):
@@ -101,7 +106,7 @@ def parse_run_log(text: str) -> RunLog:
                 log.problems.append(f"malformed line: {line!r}")
         elif line.startswith("OUTPUT_BYTES"):
             if m := _OUTPUT_BYTES.match(line):
-                hex_text = "" if m["hex"] == "-" else m["hex"]
+                hex_text = "" if m["hex"] in (None, "-") else m["hex"]
                 if len(hex_text) % 2:
                     log.problems.append(f"odd number of hex digits in OUTPUT_BYTES {m['index']}")
                     continue
@@ -122,6 +127,8 @@ def parse_run_log(text: str) -> RunLog:
             if missing:
                 log.problems.append(f"ARENA line lacks {', '.join(missing)}")
             seen.add("ARENA")
+        elif line.startswith(_FAILURE_PREFIXES):
+            log.problems.append(f"firmware reported: {line[:200]}")
         elif m := _END.match(line):
             log.end = _kv(m["rest"])
             log.end_status = log.end.get("status", "")
@@ -132,6 +139,15 @@ def parse_run_log(text: str) -> RunLog:
         for key in ("n", "checksum", "min", "max", "nonmin"):
             if key not in log.output:
                 log.problems.append(f"OUTPUT line lacks {key}=")
+        checksum = log.output.get("checksum")
+        if checksum is not None and log.output_bytes:
+            data = b"".join(b for _, (_, b) in sorted(log.output_bytes.items()))
+            try:
+                if int(checksum, 0) != fnv1a32(data):
+                    log.problems.append(f"OUTPUT checksum {checksum} does not match the OUTPUT_BYTES lines "
+                                        f"(0x{fnv1a32(data):08x})")
+            except ValueError:
+                log.problems.append(f"OUTPUT checksum {checksum!r} is not a number")
     if log.end_status is None:
         log.problems.append("no BENCH_END line (the firmware did not finish)")
     elif log.end_status != "ok":

@@ -49,7 +49,7 @@ def test_success_needs_exit_zero_and_the_marker(tmp_path):
 def test_firmware_exit_codes_are_named(tmp_path):
     fault = run_qemu([fake(tmp_path, f"echo '{END_MARKER}'\nexit 3\n")], tmp_path / "c.log", timeout=10)
     assert not fault.ok and fault.failure() == "QEMU exited with status 3 (HardFault)"
-    assert exit_meaning(7) == "runtime error" and exit_meaning(2) == "bad plan or arena"
+    assert exit_meaning(7).startswith("runtime error") and exit_meaning(2).startswith("bad plan")
     assert "SIGABRT" in exit_meaning(-signal.SIGABRT) and "lockup" in exit_meaning(-signal.SIGABRT)
     assert exit_meaning(99) == "unknown exit status"
 
@@ -132,7 +132,7 @@ def test_template_context_and_render(ds_cnn_plan):
     params = FirmwareParams("ds_cnn", None, 4096, False, 0x9E3779B9, 16)
     ctx = template_context(params, info)
     assert ctx["fast_arena_bytes"] == 20480 and ctx["workspace_tensors"] == 14
-    assert ctx["io_buffer_bytes"] == io_buffer_bytes(info) == 512 + 12
+    assert ctx["io_buffer_bytes"] == io_buffer_bytes(info) == 490 + 12
     assert ctx["plan_window_bytes"] == 16 * 1024 * 1024
     text = render_main(REPO / "firmware_templates", ctx)
     assert "#define FW_FAST_ARENA_BYTES 20480u" in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tigris_scons.runlog import parse_run_log
 
 GOOD = """\
@@ -67,7 +69,39 @@ def test_missing_arena_keys_and_output_keys():
     assert "OUTPUT line lacks nonmin=" in log.problems
 
 
-def test_empty_output_tensor():
-    log = parse_run_log(GOOD.replace("OUTPUT_BYTES 0 output_QuantizeLinear_Output 9c839481b6b68688869281b6",
-                                     "OUTPUT_BYTES 0 empty -"))
+@pytest.mark.parametrize("line", ["OUTPUT_BYTES 0 empty -", "OUTPUT_BYTES 0 empty ", "OUTPUT_BYTES 0 empty"])
+def test_empty_output_tensor(line):
+    log = parse_run_log(GOOD.replace("OUTPUT_BYTES 0 output_QuantizeLinear_Output 9c839481b6b68688869281b6", line)
+                        .replace("checksum=0x3ee5aa0e", "checksum=0x811c9dc5"))
     assert log.output_bytes[0] == ("empty", b"")
+    assert log.problems == []
+
+
+def test_a_guest_reset_is_never_a_success():
+    log = parse_run_log("BENCH_START ds_cnn @ x\nSELFTEST 5\n" + GOOD)
+    assert not log.complete and "BENCH_START printed more than once (the guest reset)" in log.problems
+
+
+def test_checksum_must_match_the_output_bytes():
+    log = parse_run_log(GOOD.replace("checksum=0x3ee5aa0e", "checksum=0x3ee5aa0f"))
+    assert not log.complete and any("does not match the OUTPUT_BYTES" in p for p in log.problems)
+
+
+def test_failure_lines_are_problems():
+    log = parse_run_log(GOOD.replace("BENCH_END status=ok", "ERROR TGR_ERR_ARENA: fast arena too small"))
+    assert "firmware reported: ERROR TGR_ERR_ARENA: fast arena too small" in log.problems
+    fault = parse_run_log("BENCH_START x @ y\nHARDFAULT pc=0x00001234 cfsr=0x00010000\n")
+    assert any(p.startswith("firmware reported: HARDFAULT") for p in fault.problems)
+
+
+def test_agrees_with_the_firmware_contract_parser():
+    contract = pytest.importorskip("firmware_templates.contract")
+    theirs = contract.parse_log(GOOD)
+    ours = parse_run_log(GOOD)
+    assert theirs.ok and ours.complete
+    assert (theirs.ops, theirs.stages, theirs.tensors, theirs.budget) == (ours.ops, ours.stages, ours.tensors,
+                                                                          ours.plan_budget)
+    assert theirs.arena == ours.arena
+    assert [(i, n, b) for i, n, b in theirs.output_bytes] == [(i, n, b) for i, (n, b) in ours.output_bytes.items()]
+    reset = "BENCH_START x @ y\n" + GOOD
+    assert not contract.parse_log(reset).ok and not parse_run_log(reset).complete

@@ -1,0 +1,267 @@
+"""End-to-end: scons in temporary build folders, with the real toolchain, QEMU and runtime.
+
+Each test uses its own build directory (``build_dir=<tmp>``, signatures included), so tests
+are independent of each other and of the developer's ``build/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from build_helpers import REPO, TINY_BUILDER, Scons, tiny_model_toml, write_model
+from conftest import require_tool
+
+DS_CNN_BUILDER = REPO / "models/ds_cnn/build.py"
+FOUR_LINES = [
+    r"^BENCH_START ds_cnn @ Cortex-M55 \(QEMU mps3-an547\)$",
+    r"^Ops: 13  Stages: 1  Tensors: 14  Budget: 20480 bytes$",
+    r"^OUTPUT n=12 checksum=0x[0-9a-f]{8} min=-?\d+ max=-?\d+ nonmin=\d+",
+    r"^ARENA fast_peak=\d+ slow_used=\d+ total_sram=\d+ bytes \(fast_cap=20480 slow_cap=4096\)",
+]
+COMPILE_STEPS = ("MODEL ", "PLAN ", "RENDER ", "CC ", "AR ", "LINK ", "SIZE ", "REFERENCE ")
+
+
+@pytest.fixture(autouse=True)
+def _tools():
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+
+
+def steps(stdout: str) -> list[str]:
+    """The progress lines (first word + target) SCons printed for actions it ran."""
+    return [line for line in stdout.splitlines()
+            if re.match(r"^(MODEL|PLAN|RENDER|CC|AR|RANLIB|LINK|SIZE|CHECK|REFERENCE|QEMU) ", line)]
+
+
+def ds_cnn_model(folder: Path, **changes: str) -> Path:
+    """A copy of models/ds_cnn/model.toml whose builder is the real ds_cnn builder."""
+    text = (REPO / "models/ds_cnn/model.toml").read_text()
+    text = text.replace('builder = "build.py"', f'builder = "{DS_CNN_BUILDER}"')
+    for old, new in changes.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.toml").write_text(text)
+    return folder / "model.toml"
+
+
+def test_ds_cnn_lifecycle(tmp_path):
+    """Pass, null rebuild, budget edits re-running only the check, over-budget failure."""
+    scons = Scons(REPO)
+    toml = ds_cnn_model(tmp_path / "ds_cnn")
+    build = tmp_path / "build"
+    args = [f"model={toml}", f"build_dir={build}"]
+    out = build / "ds_cnn"
+
+    # 1. clean build + run passes; the four lines, the size table, every report file
+    first = scons(*args, "run")
+    lines = first.stdout.splitlines()
+    for pattern in FOUR_LINES:
+        assert any(re.match(pattern, line) for line in lines), pattern
+    assert any(re.match(r"^OUTPUT_BYTES 0 output_QuantizeLinear_Output [0-9a-f]{24}$", line) for line in lines)
+    assert "BENCH_END status=ok" in lines
+    assert "result: ok (ds_cnn)" in lines
+    assert any(line.startswith("output") and "equal to host reference (bundled" in line for line in lines)
+    for suffix in (".elf", ".map", ".tgrs", ".size.json", ".size.ok", ".run.log", ".run.json", ".ref.json",
+                   ".check.ok", ".check.json", ".size-check.json"):
+        assert (out / f"ds_cnn{suffix}").is_file(), suffix
+    check = json.loads((out / "ds_cnn.check.json").read_text())
+    assert check["verdict"]["ok"] and check["reference"]["runtime"]["source"] == "bundled"
+    run = json.loads((out / "ds_cnn.run.json").read_text())
+    assert run["exit_code"] == 0 and run["marker_seen"] and not run["timed_out"]
+
+    # 2. nothing changed: only the QEMU run happens again
+    second = scons(*args, "run")
+    assert [s.split()[0] for s in steps(second.stdout)] == ["QEMU"], second.stdout
+    assert scons("-q", *args, expect=None).returncode == 0  # default targets are up to date
+
+    # 3. a budget edit in model.toml re-runs only the static check (default target)...
+    ds_cnn_model(tmp_path / "ds_cnn", **{'sram = "64K"': 'sram = "60K"'})
+    edited = scons(*args)
+    assert [s.split()[0] for s in steps(edited.stdout)] == ["CHECK"], edited.stdout
+    # ... and with `run`: the static check, the run and the final check, nothing compiled
+    ds_cnn_model(tmp_path / "ds_cnn", **{'sram = "64K"': 'sram = "62K"'})
+    edited_run = scons(*args, "run")
+    assert sorted(s.split()[0] for s in steps(edited_run.stdout)) == ["CHECK", "CHECK", "QEMU"], edited_run.stdout
+    assert not any(s.startswith(COMPILE_STEPS) for s in steps(edited_run.stdout))
+
+    # 4. over budget: exit 2, one-line reason, table, no stamps, JSON reports present
+    ds_cnn_model(tmp_path / "ds_cnn", **{'DTCM = "56K"': 'DTCM = "30K"'})
+    over = scons(*args, "run", expect=2)
+    assert re.search(r"scons: \*\*\* \[.*ds_cnn\.size\.ok\] ds_cnn: DTCM region [\d,]+ B over budget 30\.0 KiB by [\d,]+ B",
+                     over.stderr), over.stderr
+    assert "Traceback" not in over.stderr
+    assert re.search(r"^DTCM .*OVER \+[\d,]+ B", over.stdout, re.M)
+    assert "result: FAILED: ds_cnn: DTCM region" in over.stdout
+    assert not (out / "ds_cnn.size.ok").exists() and not (out / "ds_cnn.check.ok").exists()
+    report = json.loads((out / "ds_cnn.size-check.json").read_text())
+    assert report["verdict"]["ok"] is False and "DTCM" in report["verdict"]["reason"]
+    assert "QEMU" not in [s.split()[0] for s in steps(over.stdout)]  # an over-budget image is never booted
+
+    # 5. warn mode reports but passes
+    warned = scons(*args, "budget_mode=warn")
+    assert "WARNING (budget_mode=warn): DTCM region" in warned.stdout and (out / "ds_cnn.size.ok").is_file()
+
+    # 6. the flash budget covers the plan (plan larger than the declared flash fails)
+    small_flash = scons(*args, "flash=16K", expect=2)
+    assert "flash (plan + firmware image)" in small_flash.stderr and "over budget 16.0 KiB" in small_flash.stderr
+
+
+def test_two_models_in_parallel_never_overlap_qemu(tmp_path):
+    scons = Scons(REPO)
+    build = tmp_path / "build"
+    tiny = tiny_model_toml(tmp_path / "tiny")
+    ds = ds_cnn_model(tmp_path / "ds_cnn")
+    result = scons("-j2", f"model={ds},{tiny}", f"build_dir={build}", "run")
+    runs = [json.loads((build / m / f"{m}.run.json").read_text()) for m in ("ds_cnn", "tiny")]
+    (a_start, a_end), (b_start, b_end) = sorted((r["started"], r["finished"]) for r in runs)
+    assert a_end <= b_start, "QEMU runs overlapped"
+    lines = result.stdout.splitlines()
+    for model in ("ds_cnn", "tiny"):  # each transcript is one contiguous block
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"---- QEMU {model}:"))
+        block = lines[start + 1:start + 7]
+        assert block[0].startswith(f"BENCH_START {model} ") and block[-1] == "BENCH_END status=ok", block
+    assert lines.count("result: ok (ds_cnn)") >= 1 and lines.count("result: ok (tiny)") >= 1
+
+
+def test_firmware_failures_fail_cleanly(tmp_path):
+    """Timeout, HardFault and guest reset: exit 2, a reason, the log and run.json kept, no stamp."""
+    scons = Scons(REPO)
+    build = tmp_path / "build"
+    tiny = tiny_model_toml(tmp_path / "tiny")
+    out = build / "tiny"
+    cases = [
+        ("7", ["qemu_timeout=2"], r"QEMU did not finish within 2 s"),
+        ("2", [], r"QEMU exited with status 3 \(HardFault\)"),
+        ("5", [], r"never printed 'BENCH_END status=ok' \(guest reset or early exit\)"),
+    ]
+    scons(f"model={tiny}", f"build_dir={build}", "run")
+    assert (out / "tiny.check.ok").is_file()
+    for selftest, extra, message in cases:
+        failed = scons(f"model={tiny}", f"build_dir={build}", f"fw_selftest={selftest}", *extra, "run", expect=2)
+        assert re.search(r"scons: \*\*\* \[.*tiny\.run\.log\] tiny: .*" + message, failed.stderr), failed.stderr
+        assert "Traceback" not in failed.stderr
+        assert not (out / "tiny.check.ok").exists(), "a failed run must not leave a passing stamp"
+        assert (out / "tiny.run.log").read_text().startswith("BENCH_START tiny")
+        run = json.loads((out / "tiny.run.json").read_text())
+        assert run["ok"] is False
+        if selftest == "7":
+            assert run["timed_out"] and run["seconds"] < 30
+
+
+FOREIGN_SCONSTRUCT = """\
+# An existing project's SConstruct: it only loads the tool from the tigris-scons checkout.
+env = Environment(tools=["default", "tigris"], toolpath=[r"{toolpath}"])
+kws = env.TigrisModel(r"{model}", budget="2K", sram="64K", flash="128K", region_dtcm="48K")
+Default(kws.run)
+Alias("kws-size", kws.size_ok)
+"""
+
+
+def test_existing_tree_loads_the_tool_with_toolpath(tmp_path, tiny_onnx):
+    project = tmp_path / "project"
+    project.mkdir()
+    model = project / "kws.onnx"
+    shutil.copy(tiny_onnx, model)
+    (project / "SConstruct").write_text(FOREIGN_SCONSTRUCT.format(toolpath=REPO / "site_scons/site_tools",
+                                                                  model="kws.onnx"))
+    scons = Scons(project)
+    first = scons()
+    assert "BENCH_START kws @ Cortex-M55 (QEMU mps3-an547)" in first.stdout
+    assert "result: ok (kws)" in first.stdout
+    assert (project / "build/kws/kws.check.ok").is_file()
+    assert (project / ".sconsign.dblite").is_file()  # the project's own signature file, not ours
+    again = scons()
+    assert [s.split()[0] for s in steps(again.stdout)] == ["QEMU"], again.stdout
+    assert scons("-q", "kws-size", expect=None).returncode == 0
+
+
+def test_command_line_model_file_with_budgets(tmp_path, tiny_plan):
+    scons = Scons(REPO)
+    build = tmp_path / "build"
+    plan = tmp_path / "ready.tgrs"
+    shutil.copy(tiny_plan, plan)
+    done = scons(f"model={plan}", f"build_dir={build}", "sram=64K", "flash=64K", "fast_kb=4", "slow_kb=1",
+                 "slow_ddr=1", "run")
+    assert "PLAN " not in done.stdout  # a ready plan is used as is
+    assert "ARENA fast_peak=" in done.stdout and "fast_cap=4096 slow_cap=1024" in done.stdout
+    assert "total_sram=" in done.stdout and "result: ok (ready)" in done.stdout
+    size = json.loads((build / "ready/ready.size.json").read_text())
+    ddr = next(r for r in size["regions"] if r["name"] == "DDR")
+    assert ddr["used"] + ddr["reserved"] >= 1024  # slow arena moved to DDR
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["model=no_such_model"], "model=no_such_model names nothing"),
+        (["model=ds_cnn", "sram=64KB"], "sram=64KB: unit 'KB' in '64KB' is ambiguous"),
+        (["model=ds_cnn", "sramm=64K"], "unknown variable(s): sramm= (did you mean sram=?)"),
+        (["model=ds_cnn", "qemu_timeout=soon"], "qemu_timeout=soon: expected positive seconds"),
+    ],
+)
+def test_configuration_errors_are_one_line(tmp_path, args, fragment):
+    failed = Scons(REPO)(*args, f"build_dir={tmp_path / 'build'}", expect=2)
+    assert fragment in failed.stderr
+    assert "Traceback" not in failed.stderr and "File \"" not in failed.stderr
+
+
+def test_bad_declaration_is_one_line(tmp_path):
+    toml = write_model(tmp_path / "m", f"""\
+        builder = "{TINY_BUILDER}"
+        [part]
+        sramm = "64K"
+        """)
+    failed = Scons(REPO)(f"model={toml}", f"build_dir={tmp_path / 'build'}", expect=2)
+    assert f"{toml}: [part]: unknown key 'sramm' (did you mean 'sram'?)" in failed.stderr
+
+
+def test_help_lists_variables_even_with_a_bad_model(tmp_path):
+    shown = Scons(REPO)("-h", "model=nothing", f"build_dir={tmp_path / 'build'}")
+    for name in ("model=", "budget=", "fast_kb=", "slow_kb=", "slow_ddr=", "sram=", "flash=", "qemu_timeout=",
+                 "tensor_align=", "budget_mode=", "sanitize="):
+        assert f"\n  {name}" in shown.stdout, name
+    for target in ("run", "size", "host"):
+        assert re.search(rf"^  {target}\s", shown.stdout, re.M), target
+
+
+def test_missing_tools_say_what_to_install(tmp_path):
+    scons = Scons(REPO)
+    tiny = tiny_model_toml(tmp_path / "tiny")
+    no_gcc = scons(f"model={tiny}", f"build_dir={tmp_path / 'b1'}", "cross=/nonexistent/arm-none-eabi-", expect=2)
+    assert "/nonexistent/arm-none-eabi-gcc not found; install it with: apt-get install" in no_gcc.stderr
+    assert "gcc-arm-none-eabi" in no_gcc.stderr and "Traceback" not in no_gcc.stderr
+    no_qemu = scons(f"model={tiny}", f"build_dir={tmp_path / 'b2'}", "qemu=/nonexistent/qemu-system-arm", "run",
+                    expect=2)
+    assert "/nonexistent/qemu-system-arm not found; install it with: apt-get install" in no_qemu.stderr
+    assert "Traceback" not in no_qemu.stderr
+
+
+def test_model_files_that_do_not_parse(tmp_path):
+    scons = Scons(REPO)
+    broken_onnx = tmp_path / "broken.onnx"
+    broken_onnx.write_bytes(b"this is not protobuf")
+    failed = scons(f"model={broken_onnx}", "budget=8K", f"build_dir={tmp_path / 'build'}", expect=2)
+    assert re.search(r"scons: \*\*\* \[.*broken\.tgrs\] tigris compile refused .*broken\.onnx: ", failed.stderr), failed.stderr
+    broken_plan = tmp_path / "broken.tgrs"
+    broken_plan.write_bytes(b"TGRS" + bytes(100))
+    failed = scons(f"model={broken_plan}", f"build_dir={tmp_path / 'build2'}", expect=2)
+    assert "not a usable .tgrs plan" in failed.stderr and "Traceback" not in failed.stderr
+    no_budget = scons(f"model={tmp_path / 'broken.onnx'}", f"build_dir={tmp_path / 'build3'}", expect=2)
+    assert "needs a compile budget" in no_budget.stderr
+
+
+def test_fast_arena_smaller_than_the_plan_needs(tmp_path):
+    tiny = tiny_model_toml(tmp_path / "tiny", extra="""\
+        [regions]
+        DTCM = "48K"
+        """)
+    failed = Scons(REPO)(f"model={tiny}", f"build_dir={tmp_path / 'build'}", "fast_kb=1", expect=2)
+    assert "fast arena 1024 B is smaller than the plan needs (2048 B" in failed.stderr
+    assert textwrap  # (module used for fixtures)

@@ -9,6 +9,10 @@
 * ``plan_cache``: builds each ``.onnx`` once and compiles each (model, budget, flags) once per
   session into a ``tmp_path_factory`` directory. Compiling is most of this folder's run time.
 * ``n_inputs``: random inputs per differential comparison: 10, or ``$TGR_TEST_INPUTS``.
+
+Development aid: ``TGR_TEST_LIBRARY=/path/libtigris_host.so`` skips the SCons build and tests
+that library instead (e.g. one built from a snapshot while ``runtime/`` is mid-edit). The
+default, and what CI runs, is the ``scons host`` build.
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ def our_library() -> Path:
             pytest.fail("TGR_TEST_SANITIZE=1 needs the sanitizer runtimes preloaded: "
                         "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so) "
                         "ASAN_OPTIONS=detect_leaks=0 (test_sanitizers.py sets this up)", pytrace=False)
+    override = os.environ.get("TGR_TEST_LIBRARY")
+    if override:
+        return Path(override).resolve(strict=True)
     return _build_library(SANITIZE)
 
 

@@ -351,16 +351,35 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
 
 /* ---- execution ---------------------------------------------------------------------------- */
 
-static void window_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_window *w)
+/* Rows [0],[1) and cols [2],[3) of tensor t held by its buffer: its region in a tile, else all. */
+static void extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t out[4])
+{
+    if (region != NULL) {
+        memcpy(out, region + 4u * t, 4u * sizeof out[0]);
+    } else {
+        out[0] = 0;
+        out[1] = tensor_dim(p, t, 1);
+        out[2] = 0;
+        out[3] = tensor_dim(p, t, 2);
+    }
+}
+
+/* Kernel geometry of a window op on the buffers it is given. A buffer that starts below the
+ * window's first input row shows up as an effective padding (negative when it holds extra rows
+ * above), so tiles reuse the whole-tensor kernels unchanged. */
+static void window_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, const int32_t *region, tgr_window *w)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
-    w->batch = tensor_dim(p, in, 0);
-    w->in_h = tensor_dim(p, in, 1);
-    w->in_w = tensor_dim(p, in, 2);
+    int32_t x[4], y[4];
+    extent_of(p, in, region, x);
+    extent_of(p, out, region, y);
+    w->batch = region != NULL ? 1 : tensor_dim(p, in, 0);
+    w->in_h = x[1] - x[0];
+    w->in_w = x[3] - x[2];
     w->in_c = tensor_dim(p, in, 3);
-    w->out_h = tensor_dim(p, out, 1);
-    w->out_w = tensor_dim(p, out, 2);
+    w->out_h = y[1] - y[0];
+    w->out_w = y[3] - y[2];
     w->out_c = tensor_dim(p, out, 3);
     w->kernel_h = (int32_t)sp->kernel_h;
     w->kernel_w = (int32_t)sp->kernel_w;
@@ -368,8 +387,37 @@ static void window_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_w
     w->stride_w = (int32_t)sp->stride_w;
     w->dilation_h = (int32_t)eff(sp->dilation_h);
     w->dilation_w = (int32_t)eff(sp->dilation_w);
-    w->pad_top = (int32_t)sp->pad_top;
-    w->pad_left = (int32_t)sp->pad_left;
+    w->pad_top = (int32_t)sp->pad_top + x[0] - y[0] * w->stride_h;
+    w->pad_left = (int32_t)sp->pad_left + x[2] - y[2] * w->stride_w;
+}
+
+/* Elementwise Add/Sub over the output's extent; inputs may hold larger extents. */
+static void add_region(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    uint32_t a = op_input(p, o, 0);
+    uint32_t b = op_input(p, o, 1);
+    uint32_t out = op_output(p, o, 0);
+    int32_t ea[4], eb[4], ey[4];
+    int32_t channels, r;
+    tgr_add_params q;
+    add_params_of(p, o, &q);
+    if (region == NULL) {
+        tgr_add_s8((int32_t)tensor_bytes(p, out), (const int8_t *)tensor_ptr[a], (const int8_t *)tensor_ptr[b], &q,
+                   op_type(p, o) == OP_SUB, (int8_t *)tensor_ptr[out]);
+        return;
+    }
+    extent_of(p, a, region, ea);
+    extent_of(p, b, region, eb);
+    extent_of(p, out, region, ey);
+    channels = tensor_dim(p, out, 3);
+    for (r = ey[0]; r < ey[1]; ++r) {
+        const int8_t *pa = (const int8_t *)tensor_ptr[a] +
+                           ((int64_t)(r - ea[0]) * (ea[3] - ea[2]) + (ey[2] - ea[2])) * channels;
+        const int8_t *pb = (const int8_t *)tensor_ptr[b] +
+                           ((int64_t)(r - eb[0]) * (eb[3] - eb[2]) + (ey[2] - eb[2])) * channels;
+        int8_t *py = (int8_t *)tensor_ptr[out] + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * channels;
+        tgr_add_s8((ey[3] - ey[2]) * channels, pa, pb, &q, op_type(p, o) == OP_SUB, py);
+    }
 }
 
 static void requant_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_requant *rq)
@@ -384,7 +432,18 @@ static void requant_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_
     rq->act_max = sp->act_max;
 }
 
-void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr)
+void tgr_mean_of(const tgr_plan *p, uint32_t o, tgr_mean *m)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    tgr_qparams qin = qparams_of(p, in);
+    tgr_qparams qout = qparams_of(p, op_output(p, o, 0));
+    op_decode(p, o, &sp);
+    tgr_mean_prepare(tensor_dim(p, in, 1) * tensor_dim(p, in, 2), &qin, &qout, sp.act_min, sp.act_max,
+                     tgr_attr_find(p, o, ATTR_POOL_ROUNDING, NULL) != NULL, m);
+}
+
+void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     op_spatial sp;
     tgr_window w;
@@ -399,12 +458,12 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr)
     bias = sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL;
     switch (op_type(p, o)) {
     case OP_CONV:
-        window_of(p, o, &sp, &w);
+        window_of(p, o, &sp, region, &w);
         requant_of(p, o, &sp, &rq);
         tgr_conv_s8(&w, x, (const int8_t *)weight_data(p, sp.weight_idx), bias, &rq, y);
         break;
     case OP_DEPTHWISE:
-        window_of(p, o, &sp, &w);
+        window_of(p, o, &sp, region, &w);
         requant_of(p, o, &sp, &rq);
         tgr_depthwise_s8(&w, x, (const int8_t *)weight_data(p, sp.weight_idx), bias, &rq, y);
         break;
@@ -414,24 +473,23 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr)
                                (const int8_t *)weight_data(p, sp.weight_idx), bias, &rq, y);
         break;
     case OP_MAX_POOL:
-        window_of(p, o, &sp, &w);
+        window_of(p, o, &sp, region, &w);
         qin = qparams_of(p, in);
         qout = qparams_of(p, out);
         tgr_max_pool_s8(&w, x, &qin, &qout, sp.act_min, sp.act_max, y);
         break;
     case OP_AVG_POOL:
-        window_of(p, o, &sp, &w);
+        window_of(p, o, &sp, region, &w);
         qin = qparams_of(p, in);
         qout = qparams_of(p, out);
         tgr_avg_pool_s8(&w, x, &qin, &qout, sp.act_min, sp.act_max, y);
         break;
-    case OP_GLOBAL_AVG:
-        qin = qparams_of(p, in);
-        qout = qparams_of(p, out);
-        tgr_global_avg_pool_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1) * tensor_dim(p, in, 2),
-                               tensor_dim(p, in, 3), x, &qin, &qout, sp.act_min, sp.act_max,
-                               tgr_attr_find(p, o, ATTR_POOL_ROUNDING, NULL) != NULL, y);
+    case OP_GLOBAL_AVG: {
+        tgr_mean m;
+        tgr_mean_of(p, o, &m);
+        tgr_global_avg_pool_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 3), x, &m, y);
         break;
+    }
     case OP_SOFTMAX: {
         uint32_t depth = (uint32_t)tensor_dim(p, in, tensor_ndim(p, in) - 1u);
         qin = qparams_of(p, in);
@@ -440,13 +498,9 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr)
         break;
     }
     case OP_ADD:
-    case OP_SUB: {
-        tgr_add_params q;
-        add_params_of(p, o, &q);
-        tgr_add_s8((int32_t)tensor_bytes(p, out), x, (const int8_t *)tensor_ptr[op_input(p, o, 1)], &q,
-                   op_type(p, o) == OP_SUB, y);
+    case OP_SUB:
+        add_region(p, o, tensor_ptr, region);
         break;
-    }
     case OP_RESHAPE:
     case OP_FLATTEN:
         if (y != x) {

@@ -1,9 +1,15 @@
-/* Op dispatch (dispatch.c): runs one op of a loaded plan on the buffers in `tensor_ptr`. */
+/* Op dispatch (dispatch.c): runs one op of a loaded plan on the buffers in `tensor_ptr`.
+ * `region` (4 entries per tensor: rows [0],[1) and cols [2],[3)) says which part of each
+ * tensor a buffer holds in tiled execution; NULL means whole tensors. */
 #ifndef TGR_DISPATCH_H
 #define TGR_DISPATCH_H
 
+#include "kernels.h"
 #include "tgr_internal.h"
 
-void tgr_dispatch(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr);
+void tgr_dispatch(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
+
+/* Requantization of a GlobalAveragePool op, for whole-tensor and banded execution. */
+void tgr_mean_of(const tgr_plan *p, uint32_t op, tgr_mean *m);
 
 #endif

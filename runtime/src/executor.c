@@ -3,12 +3,13 @@
  * converted into the slow arena, each stage runs with its inputs loaded into the fast arena
  * and its outputs spilled back to slow memory, and model outputs are converted out.
  *
- * Only the untiled ("normal") path exists; the loader refuses plans that need any other, and
- * a run-time re-check turns an unexpected path into an error instead of a different result.
+ * Which path a unit takes is decided here, from the plan and the fast limit, exactly as the
+ * loader decided it when it accepted the plan; a unit the runtime cannot run is an error,
+ * never a silently different execution.
  */
 #include <math.h>
 
-#include "dispatch.h"
+#include "exec.h"
 #include "pools.h"
 
 /* ---- sessions ------------------------------------------------------------------------------ */
@@ -37,13 +38,15 @@ tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fa
                         need, session->fast.size, fast_bytes);
     }
     skip = (uint32_t)((sizeof(uint8_t *) - ws % sizeof(uint8_t *)) % sizeof(uint8_t *));
-    need = (uint32_t)(plan->num_tensors * (sizeof(uint8_t *) + sizeof(uint32_t) + sizeof(uint16_t)));
+    need = (uint32_t)(plan->num_tensors *
+                      (sizeof(uint8_t *) + 4u * sizeof(int32_t) + sizeof(uint32_t) + sizeof(uint16_t)));
     if (workspace_bytes < skip || workspace_bytes - skip < need) {
         return tgr_fail(err, TGR_ERR_ARENA, "workspace too small: plan needs %u bytes, %u given",
                         tgr_workspace_required(plan), workspace_bytes);
     }
     session->tensor_ptr = (uint8_t **)(ws + skip);
-    session->tensor_alloc = (uint32_t *)(session->tensor_ptr + plan->num_tensors);
+    session->region = (int32_t *)(void *)(session->tensor_ptr + plan->num_tensors);
+    session->tensor_alloc = (uint32_t *)(session->region + 4u * plan->num_tensors);
     session->last_use = (uint16_t *)(session->tensor_alloc + plan->num_tensors);
     session->workspace_bytes = tgr_workspace_required(plan);
     return TGR_OK;
@@ -124,9 +127,9 @@ static void convert_out(const tgr_plan *p, uint32_t t, const int8_t *src, uint8_
     }
 }
 
-/* ---- the normal path -------------------------------------------------------------------- */
+/* ---- shared by every path -------------------------------------------------------------- */
 
-static tgr_status place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error *err)
+tgr_status tgr_place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error *err)
 {
     if (tgr_place(s, TGR_POOL_SLOW, t, s->slow.size, stage)) {
         return TGR_OK;
@@ -137,19 +140,6 @@ static tgr_status place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_err
     }
     return tgr_fail(err, TGR_ERR_ARENA, "slow arena too small: tensor %u needs %u more bytes, %u of %u in use",
                     t, align_up(tensor_bytes(s->plan, t), TGR_TENSOR_ALIGN), s->slow.used, s->slow.size);
-}
-
-/* Fast under the stage ceiling, compacting once if needed; otherwise slow overflow. */
-static tgr_status place_output(tgr_session *s, uint32_t t, uint32_t ceiling, uint32_t stage, tgr_error *err)
-{
-    if (tgr_place(s, TGR_POOL_FAST, t, ceiling, stage)) {
-        return TGR_OK;
-    }
-    tgr_compact(s, TGR_POOL_FAST, stage);
-    if (tgr_place(s, TGR_POOL_FAST, t, ceiling, stage)) {
-        return TGR_OK;
-    }
-    return place_slow(s, t, stage, err);
 }
 
 static int read_by_later_stage(const tgr_plan *p, uint32_t stage, uint32_t t)
@@ -183,81 +173,108 @@ static void release_slow(tgr_session *s, uint32_t stage)
     }
 }
 
-static tgr_status run_normal(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
-{
-    const tgr_plan *p = s->plan;
-    const uint32_t ceiling = s->fast.floor + limit;
-    const uint32_t count = stage_ops_count(p, stage);
-    uint8_t *slow_copy[TGR_MAX_STAGE_IO];
-    uint32_t i, j, k;
-    tgr_status st;
+/* ---- path selection (tgrs-executor.md §2.1) ---------------------------------------------- */
 
-    for (i = 0; i < stage_in_count(p, stage); ++i) {
-        uint32_t t = stage_input(p, stage, i);
-        uint8_t *src = s->tensor_ptr[t];
-        slow_copy[i] = src;
-        if (tgr_place(s, TGR_POOL_FAST, t, ceiling, stage)) {
-            memcpy(s->tensor_ptr[t], src, tensor_bytes(p, t));
-            s->counters.load_bytes += tensor_bytes(p, t);
-            tgr_emit(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, t, NONE16, (uint32_t)(s->tensor_ptr[t] - s->fast.base),
-                     (uint32_t)(src - s->slow.base), tensor_bytes(p, t));
-        }
+static uint32_t count_window_ops(const tgr_plan *p, uint32_t stage)
+{
+    uint32_t i, n = 0;
+    for (i = 0; i < stage_ops_count(p, stage); ++i) {
+        uint32_t type = op_type(p, stage_op(p, stage, i));
+        n += (type == OP_CONV || type == OP_DEPTHWISE || type == OP_MAX_POOL || type == OP_AVG_POOL) ? 1u : 0u;
     }
-    /* Last reader of each tensor within the stage; stage outputs never die inside it. */
-    for (j = 0; j < count; ++j) {
-        uint32_t o = stage_op(p, stage, j);
-        for (k = 0; k < op_num_inputs(p, o); ++k) {
-            s->last_use[op_input(p, o, k)] = (uint16_t)j;
+    return n;
+}
+
+uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why)
+{
+    uint32_t tile = stage_tile_plan(p, stage);
+    const uint8_t *record = NULL;
+    uint32_t axis = 0;
+    *why = "";
+    if (stage_chain_id(p, stage) != NONE16) {
+        if (stage_chain_id(p, stage) != stage) {
+            return PATH_SKIP;
         }
+        return tgr_stripe_capable(p, stage, stage + stage_chain_len(p, stage) - 1u, why) ? TGR_PATH_CHAIN
+                                                                                          : PATH_REFUSED;
     }
-    for (i = 0; i < stage_out_count(p, stage); ++i) {
-        s->last_use[stage_output(p, stage, i)] = NONE16;
+    if (!tgr_stage_needs_tiling(p, stage, limit)) {
+        return TGR_PATH_NORMAL;
     }
-    for (j = 0; j < count; ++j) {
-        uint32_t o = stage_op(p, stage, j);
-        if (tgr_is_pure_reinterpretation(p, o)) {
-            s->tensor_ptr[op_output(p, o, 0)] = s->tensor_ptr[op_input(p, o, 0)];
-            s->tensor_alloc[op_output(p, o, 0)] = s->tensor_alloc[op_input(p, o, 0)];
-        } else {
-            for (k = 0; k < op_num_outputs(p, o); ++k) {
-                uint32_t t = op_output(p, o, k);
-                if (s->tensor_ptr[t] == NULL) {
-                    st = place_output(s, t, ceiling, stage, err);
-                    if (st != TGR_OK) {
-                        return st;
-                    }
-                }
-            }
-            tgr_dispatch(p, o, s->tensor_ptr);
-            tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
-        }
-        for (k = 0; k < op_num_inputs(p, o); ++k) {
-            uint32_t t = op_input(p, o, k);
-            if (s->last_use[t] == j) {
-                s->tensor_ptr[t] = NULL;
-            }
-        }
+    if (tgr_by_input_shape(p, stage)) {
+        return TGR_PATH_BY_INPUT;
     }
-    for (i = 0; i < stage_out_count(p, stage); ++i) {
-        uint32_t t = stage_output(p, stage, i);
-        uint8_t *src = s->tensor_ptr[t];
-        if (tgr_pool_of(s, src) != TGR_POOL_FAST) {
-            continue; /* overflowed into slow memory: already where it must be */
+    if (tile != NONE16) {
+        record = p->tile_plans + tile * (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
+        axis = record[0] == 0u ? 0u : (p->version >= 5u ? record[1] : 1u);
+    }
+    if (axis == 3u) {
+        return tgr_stripe_capable(p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;
+    }
+    if (count_window_ops(p, stage) <= 1u && tgr_stripe_capable(p, stage, stage, why)) {
+        return TGR_PATH_TILED;
+    }
+    if (axis != 0u) {
+        if (**why == '\0') {
+            *why = "its tile plan needs more than one spatial op per stripe";
         }
-        st = place_slow(s, t, stage, err);
+        return PATH_REFUSED;
+    }
+    /* No usable tiling: like the reference, run it whole under the limit with slow overflow. */
+    return TGR_PATH_NORMAL;
+}
+
+#define MAX_CHAIN_STAGES 16u
+
+static tgr_status check_chain(const tgr_plan *p, uint32_t s, tgr_error *err)
+{
+    uint32_t head = stage_chain_id(p, s);
+    uint32_t len = stage_chain_len(p, s);
+    uint32_t tile_h = rd_u16(stage_rec(p, s) + 24);
+    if (head == NONE16 && len == 0u) {
+        return tile_h == 0u ? TGR_OK : tgr_fail(err, TGR_ERR_STAGE, "stage %u has a chain tile height but no chain", s);
+    }
+    if (head == NONE16 || len < 2u || head > s || head + len <= s || stage_chain_len(p, head) != len ||
+        stage_chain_id(p, head) != head || head + len > p->num_stages) {
+        return tgr_fail(err, TGR_ERR_STAGE, "stage %u chain fields (head %u, length %u) are inconsistent", s, head, len);
+    }
+    if (len > MAX_CHAIN_STAGES) {
+        return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: chain of %u stages (max %u)", len,
+                        MAX_CHAIN_STAGES);
+    }
+    if ((head == s) != (tile_h != 0u) || stage_tile_plan(p, s) != NONE16) {
+        return tgr_fail(err, TGR_ERR_STAGE, "stage %u chain tile height or tile plan is inconsistent", s);
+    }
+    return TGR_OK;
+}
+
+tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err)
+{
+    uint32_t s;
+    for (s = 0; s < p->num_stages; ++s) {
+        const char *why;
+        tgr_status st = check_chain(p, s, err);
         if (st != TGR_OK) {
             return st;
         }
-        memcpy(s->tensor_ptr[t], src, tensor_bytes(p, t));
-        s->counters.spill_bytes += tensor_bytes(p, t);
-        tgr_emit(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, t, NONE16, (uint32_t)(s->tensor_ptr[t] - s->slow.base),
-                 (uint32_t)(src - s->fast.base), tensor_bytes(p, t));
-    }
-    tgr_fast_reset(s, stage);
-    for (i = 0; i < stage_in_count(p, stage); ++i) {
-        s->tensor_ptr[stage_input(p, stage, i)] = slow_copy[i];
+        /* Every accepted session has at least the plan budget of fast memory. */
+        if (tgr_select_path(p, s, tgr_stage_fast_limit(p, s, p->budget), &why) == PATH_REFUSED) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "stage %u cannot be executed by this runtime: %s", s, why);
+        }
     }
     return TGR_OK;
+}
+
+static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t path, uint32_t limit, tgr_error *err)
+{
+    switch (path) {
+    case TGR_PATH_NORMAL:
+        return tgr_run_normal(s, stage, limit, err);
+    case TGR_PATH_BY_INPUT:
+        return tgr_run_by_input(s, stage, limit, err);
+    default:
+        return tgr_run_tiles(s, stage, limit, path, err);
+    }
 }
 
 /* ---- one inference ------------------------------------------------------------------------- */
@@ -307,7 +324,7 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
     }
     for (i = 0; i < num_inputs; ++i) {
         uint32_t t = model_io_tensor(p, i);
-        st = place_slow(s, t, NONE16, err);
+        st = tgr_place_slow(s, t, NONE16, err);
         if (st != TGR_OK) {
             return st;
         }
@@ -315,17 +332,23 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
     }
     for (stage = 0; stage < p->num_stages; ++stage) {
         uint32_t limit = tgr_stage_fast_limit(p, stage, s->fast.size - s->fast.floor);
-        if (tgr_stage_needs_tiling(p, stage, limit)) {
-            return tgr_fail(err, TGR_ERR_EXEC, "stage %u does not fit its %u-byte fast limit untiled", stage, limit);
+        const char *why;
+        uint32_t path = tgr_select_path(p, stage, limit, &why);
+        uint32_t last = path == TGR_PATH_CHAIN ? stage + stage_chain_len(p, stage) - 1u : stage;
+        if (path == PATH_SKIP) {
+            continue;
         }
-        tgr_emit(s, TGR_EV_STAGE_BEGIN, TGR_POOL_NONE, stage, NONE16, NONE16, 0u, 0u, 0u);
-        st = run_normal(s, stage, limit, err);
+        if (path == PATH_REFUSED) {
+            return tgr_fail(err, TGR_ERR_EXEC, "stage %u cannot run: %s", stage, why);
+        }
+        tgr_emit_stage_begin(s, stage, path);
+        st = run_unit(s, stage, path, limit, err);
         if (st != TGR_OK) {
             return st;
         }
-        release_slow(s, stage);
+        release_slow(s, last);
         s->fast.floor = 0u;
-        tgr_fast_reset(s, stage);
+        tgr_fast_reset(s, last);
         tgr_emit(s, TGR_EV_STAGE_END, TGR_POOL_NONE, stage, NONE16, NONE16, 0u, 0u, 0u);
     }
     for (i = 0; i < num_outputs; ++i) {

@@ -55,11 +55,24 @@ void tgr_max_pool_s8(const tgr_window *w, const int8_t *input, const tgr_qparams
 void tgr_avg_pool_s8(const tgr_window *w, const int8_t *input, const tgr_qparams *in,
                      const tgr_qparams *out, int32_t act_min, int32_t act_max, int8_t *output);
 
-/* Global average pool over `spatial` positions per (batch, channel). `average_rounding`
- * selects AveragePool rounding (OP_ATTR_POOL_ROUNDING) instead of TFLite MEAN. */
-void tgr_global_avg_pool_s8(int32_t batch, int32_t spatial, int32_t channels, const int8_t *input,
-                            const tgr_qparams *in, const tgr_qparams *out, int32_t act_min,
-                            int32_t act_max, int average_rounding, int8_t *output);
+/* Global average pool over `spatial` positions per (batch, channel): TFLite MEAN
+ * requantization, or AveragePool rounding for pools the compiler rewrote from a whole-map
+ * AveragePool (OP_ATTR_POOL_ROUNDING). Prepared once, then finished per channel sum so the
+ * by-input path can accumulate the sums band by band. */
+typedef struct tgr_mean {
+    int32_t spatial;
+    tgr_qparams in, out;
+    int32_t multiplier, shift;
+    int32_t act_min, act_max;
+    int average_rounding;
+} tgr_mean;
+
+void tgr_mean_prepare(int32_t spatial, const tgr_qparams *in, const tgr_qparams *out, int32_t act_min,
+                      int32_t act_max, int average_rounding, tgr_mean *m);
+int8_t tgr_mean_finish(const tgr_mean *m, int32_t sum);
+void tgr_mean_accumulate(int32_t positions, int32_t channels, const int8_t *input, int32_t *sums);
+void tgr_global_avg_pool_s8(int32_t batch, int32_t channels, const int8_t *input, const tgr_mean *m,
+                            int8_t *output);
 
 /* Softmax over the last axis of `rows` rows of `depth` elements. */
 void tgr_softmax_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,

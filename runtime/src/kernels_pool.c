@@ -103,43 +103,68 @@ void tgr_avg_pool_s8(const tgr_window *w, const int8_t *input, const tgr_qparams
     }
 }
 
-void tgr_global_avg_pool_s8(int32_t batch, int32_t spatial, int32_t channels, const int8_t *input,
-                            const tgr_qparams *in, const tgr_qparams *out, int32_t act_min,
-                            int32_t act_max, int average_rounding, int8_t *output)
+void tgr_mean_prepare(int32_t spatial, const tgr_qparams *in, const tgr_qparams *out, int32_t act_min,
+                      int32_t act_max, int average_rounding, tgr_mean *m)
 {
-    int32_t multiplier = 0;
-    int32_t shift = 0;
-    int32_t n, c, i;
+    m->spatial = spatial;
+    m->in = *in;
+    m->out = *out;
+    m->act_min = act_min;
+    m->act_max = act_max;
+    m->average_rounding = average_rounding;
+    m->multiplier = 0;
+    m->shift = 0;
     if (!average_rounding) {
         /* TFLite MEAN: fold 1/spatial into the multiplier, keeping as many bits as fit. */
         int32_t log2_count = 0;
         int32_t fold;
-        fp_quantize_multiplier((double)in->scale / (double)out->scale, &multiplier, &shift);
+        fp_quantize_multiplier((double)in->scale / (double)out->scale, &m->multiplier, &m->shift);
         while (((int64_t)1 << (log2_count + 1)) <= spatial) {
             ++log2_count;
         }
         fold = log2_count < 32 ? log2_count : 32;
-        if (fold > 31 + shift) {
-            fold = 31 + shift > 0 ? 31 + shift : 0;
+        if (fold > 31 + m->shift) {
+            fold = 31 + m->shift > 0 ? 31 + m->shift : 0;
         }
-        multiplier = (int32_t)(((int64_t)multiplier << fold) / spatial);
-        shift -= fold;
+        m->multiplier = (int32_t)(((int64_t)m->multiplier << fold) / spatial);
+        m->shift -= fold;
     }
+}
+
+int8_t tgr_mean_finish(const tgr_mean *m, int32_t sum)
+{
+    int32_t y;
+    if (m->average_rounding) {
+        y = average_requantized(sum, m->spatial, &m->in, &m->out);
+    } else {
+        y = fp_mul_by_quantized_multiplier(sum - m->in.zero_point * m->spatial, m->multiplier, m->shift) +
+            m->out.zero_point;
+    }
+    return (int8_t)clamp_i32(y, m->act_min, m->act_max);
+}
+
+void tgr_mean_accumulate(int32_t positions, int32_t channels, const int8_t *input, int32_t *sums)
+{
+    int32_t i, c;
+    for (i = 0; i < positions; ++i) {
+        for (c = 0; c < channels; ++c) {
+            sums[c] += input[(int64_t)i * channels + c];
+        }
+    }
+}
+
+void tgr_global_avg_pool_s8(int32_t batch, int32_t channels, const int8_t *input, const tgr_mean *m,
+                            int8_t *output)
+{
+    int32_t n, c, i;
     for (n = 0; n < batch; ++n) {
-        const int8_t *image = input + (int64_t)n * spatial * channels;
+        const int8_t *image = input + (int64_t)n * m->spatial * channels;
         for (c = 0; c < channels; ++c) {
             int32_t sum = 0;
-            int32_t y;
-            for (i = 0; i < spatial; ++i) {
+            for (i = 0; i < m->spatial; ++i) {
                 sum += image[(int64_t)i * channels + c];
             }
-            if (average_rounding) {
-                y = average_requantized(sum, spatial, in, out);
-            } else {
-                y = fp_mul_by_quantized_multiplier(sum - in->zero_point * spatial, multiplier, shift) +
-                    out->zero_point;
-            }
-            output[(int64_t)n * channels + c] = (int8_t)clamp_i32(y, act_min, act_max);
+            output[(int64_t)n * channels + c] = tgr_mean_finish(m, sum);
         }
     }
 }

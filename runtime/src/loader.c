@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "exec.h"
 #include "optable.h"
 
 typedef struct sections {
@@ -868,26 +869,6 @@ static tgr_status check_stages(const tgr_plan *p, tgr_error *err)
     return TGR_OK;
 }
 
-/* Refuse execution paths this runtime does not have. The limit used here is the one every
- * accepted arena yields: a session's fast arena is at least the plan budget. */
-static tgr_status check_paths(const tgr_plan *p, tgr_error *err)
-{
-    uint32_t s;
-    for (s = 0; s < p->num_stages; ++s) {
-        if (stage_chain_id(p, s) != NONE16 || stage_chain_len(p, s) != 0u) {
-            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                            "stage %u is part of a chain; chained tiled execution is not supported by this runtime",
-                            s);
-        }
-        if (tgr_stage_needs_tiling(p, s, tgr_stage_fast_limit(p, s, p->budget))) {
-            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                            "stage %u needs tiled execution (%u boundary bytes over its %u-byte limit), which is not supported by this runtime",
-                            s, boundary_bytes(p, s), tgr_stage_fast_limit(p, s, p->budget));
-        }
-    }
-    return TGR_OK;
-}
-
 /* ---- entry point ------------------------------------------------------------------------- */
 
 tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_error *err)
@@ -951,7 +932,7 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (st == TGR_OK) st = check_stages(&p, err);
     if (st == TGR_OK) st = check_tile_plans(&p, err);
     if (st == TGR_OK) st = tgr_check_kernels(&p, err);
-    if (st == TGR_OK) st = check_paths(&p, err);
+    if (st == TGR_OK) st = tgr_check_paths(&p, err);
     if (st != TGR_OK) {
         return st;
     }

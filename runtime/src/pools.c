@@ -11,6 +11,32 @@
 void tgr_emit(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage, uint32_t tensor, uint32_t op,
               uint32_t offset, uint32_t src_offset, uint32_t bytes)
 {
+    tgr_emit_region(s, kind, pool, stage, tensor, op, offset, src_offset, bytes, NULL, NULL);
+}
+
+void tgr_emit_stage_begin(tgr_session *s, uint32_t stage, uint32_t path)
+{
+    tgr_trace_event e;
+    if (s->trace == NULL) {
+        return;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = TGR_EV_STAGE_BEGIN;
+    e.pool = TGR_POOL_NONE;
+    e.path = (uint8_t)path;
+    e.stage = (uint16_t)stage;
+    e.tensor = NONE16;
+    e.op = NONE16;
+    e.row0 = e.row1 = e.col0 = e.col1 = NO_ROWS;
+    e.fast_used = s->fast.used;
+    e.slow_used = s->slow.used;
+    s->trace(s->trace_user, &e);
+}
+
+void tgr_emit_region(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage, uint32_t tensor, uint32_t op,
+                     uint32_t offset, uint32_t src_offset, uint32_t bytes, const int32_t *rows,
+                     const int32_t *cols)
+{
     tgr_trace_event e;
     if (s->trace == NULL) {
         return;
@@ -24,10 +50,10 @@ void tgr_emit(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage, uint32
     e.offset = offset;
     e.src_offset = src_offset;
     e.bytes = bytes;
-    e.row0 = NO_ROWS;
-    e.row1 = NO_ROWS;
-    e.col0 = NO_ROWS;
-    e.col1 = NO_ROWS;
+    e.row0 = rows != NULL ? rows[0] : NO_ROWS;
+    e.row1 = rows != NULL ? rows[1] : NO_ROWS;
+    e.col0 = cols != NULL ? cols[0] : NO_ROWS;
+    e.col1 = cols != NULL ? cols[1] : NO_ROWS;
     e.fast_used = s->fast.used;
     e.slow_used = s->slow.used;
     s->trace(s->trace_user, &e);
@@ -67,8 +93,30 @@ uint8_t tgr_pool_of(const tgr_session *s, const uint8_t *ptr)
 
 int tgr_place(tgr_session *s, uint8_t pool, uint32_t t, uint32_t ceiling, uint32_t stage)
 {
+    return tgr_place_bytes(s, pool, t, tensor_bytes(s->plan, t), ceiling, stage);
+}
+
+int32_t tgr_reserve_fast(tgr_session *s, uint32_t bytes, uint32_t ceiling, uint32_t stage)
+{
+    uint32_t rounded = align_up(bytes, TGR_TENSOR_ALIGN);
+    uint32_t limit = ceiling < s->fast.size ? ceiling : s->fast.size;
+    uint32_t offset = s->fast.used;
+    if (offset > limit || rounded > limit - offset) {
+        return -1;
+    }
+    s->fast.used += rounded;
+    s->fast.floor = s->fast.used;
+    if (s->fast.used > s->fast.peak) {
+        s->fast.peak = s->fast.used;
+    }
+    tgr_emit(s, TGR_EV_ALLOC, TGR_POOL_FAST, stage, NONE16, NONE16, offset, 0u, rounded);
+    return (int32_t)offset;
+}
+
+int tgr_place_bytes(tgr_session *s, uint8_t pool, uint32_t t, uint32_t raw_bytes, uint32_t ceiling, uint32_t stage)
+{
     tgr_pool *p = pool_ref(s, pool);
-    uint32_t bytes = align_up(tensor_bytes(s->plan, t), TGR_TENSOR_ALIGN);
+    uint32_t bytes = align_up(raw_bytes, TGR_TENSOR_ALIGN);
     uint32_t limit = ceiling < p->size ? ceiling : p->size;
     if (p->used > limit || bytes > limit - p->used) {
         return 0;
@@ -125,9 +173,10 @@ void tgr_compact(tgr_session *s, uint8_t pool, uint32_t stage)
 
 void tgr_fast_reset(tgr_session *s, uint32_t stage)
 {
+    uint8_t *const floor = s->fast.base + s->fast.floor;
     uint32_t t;
     for (t = 0; t < s->plan->num_tensors; ++t) {
-        if (tgr_pool_of(s, s->tensor_ptr[t]) == TGR_POOL_FAST) {
+        if (tgr_pool_of(s, s->tensor_ptr[t]) == TGR_POOL_FAST && s->tensor_ptr[t] >= floor) {
             s->tensor_ptr[t] = NULL;
         }
     }

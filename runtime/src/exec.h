@@ -1,0 +1,34 @@
+/*
+ * Execution paths (tgrs-executor.md §2): how one execution unit (a stage, or a whole chain)
+ * runs. executor.c picks the path; path_normal.c, path_tiles.c and path_by_input.c run them.
+ */
+#ifndef TGR_EXEC_H
+#define TGR_EXEC_H
+
+#include "tgr_internal.h"
+
+/* What the unit starting at `stage` does with a fast limit of `limit` bytes: a TGR_PATH_* code,
+ * PATH_SKIP for a non-head chain member (the head runs it), or PATH_REFUSED when this runtime
+ * cannot run it exactly (`why` then names the reason). */
+#define PATH_SKIP 0xFEu
+#define PATH_REFUSED 0xFFu
+uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why);
+
+/* Load-time check that every unit can run: called by the loader. */
+tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err);
+
+/* Give tensor t its whole size in slow memory (compacting once if needed). */
+tgr_status tgr_place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error *err);
+
+tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
+
+/* Row stripes (TGR_PATH_TILED), 2-D tiles (TGR_PATH_TILED_2D) or a chain (TGR_PATH_CHAIN). */
+tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path, tgr_error *err);
+
+tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
+
+/* Path helpers shared with the loader checks (path_tiles.c). */
+int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why);
+int tgr_by_input_shape(const tgr_plan *p, uint32_t stage);
+
+#endif /* TGR_EXEC_H */

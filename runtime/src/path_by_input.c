@@ -1,0 +1,101 @@
+/*
+ * The by-input path (tgrs-executor.md §2.3): a global average pool too big for its fast limit
+ * walks its input in bands of rows, accumulating int32 channel sums in a fast-arena accumulator
+ * kept under the floor; the last band finishes the requantization. The sums are the same
+ * integers the whole-tensor kernel forms, so the result is byte-identical.
+ */
+#include "dispatch.h"
+#include "exec.h"
+#include "pools.h"
+
+int tgr_by_input_shape(const tgr_plan *p, uint32_t stage)
+{
+    uint32_t o, in, out;
+    if (stage_ops_count(p, stage) != 1u || stage_in_count(p, stage) != 1u) {
+        return 0;
+    }
+    o = stage_op(p, stage, 0);
+    if (op_type(p, o) != OP_GLOBAL_AVG) {
+        return 0;
+    }
+    in = op_input(p, o, 0);
+    out = op_output(p, o, 0);
+    return stage_input(p, stage, 0) == in && tensor_dim(p, in, 0) == 1 && tensor_dim(p, out, 1) == 1 &&
+           tensor_dim(p, out, 2) == 1;
+}
+
+tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
+{
+    const tgr_plan *p = s->plan;
+    const uint32_t o = stage_op(p, stage, 0);
+    const uint32_t x = op_input(p, o, 0);
+    const uint32_t y = op_output(p, o, 0);
+    const uint32_t ceiling = s->fast.floor + limit;
+    const int32_t rows = tensor_dim(p, x, 1);
+    const int32_t width = tensor_dim(p, x, 2);
+    const int32_t channels = tensor_dim(p, x, 3);
+    const uint32_t row_bytes = (uint32_t)width * (uint32_t)channels;
+    const uint32_t acc_bytes = 4u * (uint32_t)channels;
+    uint8_t *slow_x = s->tensor_ptr[x];
+    const uint32_t slow_x_alloc = s->tensor_alloc[x];
+    uint8_t *slow_y;
+    uint32_t slow_y_alloc;
+    int32_t *sums;
+    int32_t acc_offset, band, r0, c;
+    uint32_t tile = 0;
+    tgr_mean m;
+    tgr_status st = tgr_place_slow(s, y, stage, err);
+    if (st != TGR_OK) {
+        return st;
+    }
+    slow_y = s->tensor_ptr[y];
+    slow_y_alloc = s->tensor_alloc[y];
+    for (band = rows; band > 0; --band) {
+        if (align_up(acc_bytes, TGR_TENSOR_ALIGN) + align_up((uint32_t)band * row_bytes, TGR_TENSOR_ALIGN) +
+                align_up(tensor_bytes(p, y), TGR_TENSOR_ALIGN) <= limit) {
+            break;
+        }
+    }
+    acc_offset = band > 0 ? tgr_reserve_fast(s, acc_bytes, ceiling, stage) : -1;
+    if (acc_offset < 0) {
+        return tgr_fail(err, TGR_ERR_ARENA, "stage %u: no input band of its global pool fits %u fast bytes", stage,
+                        limit);
+    }
+    sums = (int32_t *)(void *)(s->fast.base + acc_offset);
+    memset(sums, 0, acc_bytes);
+    tgr_mean_of(p, o, &m);
+    for (r0 = 0; r0 < rows; r0 += band) {
+        const int32_t r1 = r0 + band < rows ? r0 + band : rows;
+        const int32_t range[2] = {r0, r1};
+        const uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes;
+        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, range, NULL);
+        s->counters.tiles += 1u;
+        if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage) ||
+            !tgr_place(s, TGR_POOL_FAST, y, ceiling, stage)) {
+            return tgr_fail(err, TGR_ERR_ARENA, "stage %u: band of %d rows does not fit", stage, (int)(r1 - r0));
+        }
+        memcpy(s->tensor_ptr[x], slow_x + (uint32_t)r0 * row_bytes, bytes);
+        s->counters.load_bytes += bytes;
+        tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, NONE16, (uint32_t)(s->tensor_ptr[x] - s->fast.base),
+                        (uint32_t)(slow_x - s->slow.base) + (uint32_t)r0 * row_bytes, bytes, range, NULL);
+        tgr_mean_accumulate((r1 - r0) * width, channels, (const int8_t *)s->tensor_ptr[x], sums);
+        tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
+        if (r1 == rows) {
+            const int32_t out_rows[2] = {0, 1};
+            for (c = 0; c < channels; ++c) {
+                ((int8_t *)s->tensor_ptr[y])[c] = tgr_mean_finish(&m, sums[c]);
+            }
+            memcpy(slow_y, s->tensor_ptr[y], tensor_bytes(p, y));
+            s->counters.spill_bytes += tensor_bytes(p, y);
+            tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y - s->slow.base),
+                            (uint32_t)(s->tensor_ptr[y] - s->fast.base), tensor_bytes(p, y), out_rows, NULL);
+        }
+        tgr_fast_reset(s, stage);
+    }
+    /* Bands borrowed the tensors' slots; give them back their slow allocations. */
+    s->tensor_ptr[x] = slow_x;
+    s->tensor_alloc[x] = slow_x_alloc;
+    s->tensor_ptr[y] = slow_y;
+    s->tensor_alloc[y] = slow_y_alloc;
+    return TGR_OK;
+}

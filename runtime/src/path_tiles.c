@@ -1,0 +1,465 @@
+/*
+ * Tiled execution (tgrs-executor.md §2.2-§2.4): one engine for the three paths that stream a
+ * unit of ops over spatial tiles of its outputs.
+ *
+ *  - tiled:    one stage, bands of output rows; the band is the largest whose working set
+ *              fits the stage's fast limit.
+ *  - tiled_2d: one stage, the plan's output tile (rows x cols), row-major over the grid.
+ *  - chain:    consecutive stages streamed together; only the head's inputs come from slow
+ *              memory and only the last stage's outputs go back. The band is the largest up to
+ *              the head's chain_tile_h that fits. A line-buffered chain keeps every op output in
+ *              a persistent buffer sized for an interior tile.
+ *
+ * For every tile the rows (and columns) each tensor must hold are back-propagated from the
+ * output tile through the ops' windows and clamped at the tensor edges; the kernels then run on
+ * those buffers with the clamps expressed as effective paddings, so the arithmetic is that of
+ * the whole tensor and the outputs are byte-identical. Rows a line-buffered chain could roll
+ * over from the previous tile are recomputed instead: the same numbers, at some compute cost.
+ */
+#include "dispatch.h"
+#include "exec.h"
+#include "pools.h"
+
+enum { ROW0 = 0, ROW1 = 1, COL0 = 2, COL1 = 3 };
+
+typedef struct tile_unit {
+    uint32_t first_stage;
+    uint32_t last_stage;
+    uint32_t first_op;
+    uint32_t end_op;
+    int two_d;
+    int chain;
+} tile_unit;
+
+static int is_window_op(uint32_t type)
+{
+    return type == OP_CONV || type == OP_DEPTHWISE || type == OP_MAX_POOL || type == OP_AVG_POOL;
+}
+
+/* Stride, window span and leading pad of op o along rows (cols = 0) or columns (cols = 1);
+ * elementwise ops map rows 1:1. */
+static void op_axis(const tgr_plan *p, uint32_t o, int cols, int32_t *stride, int32_t *span, int32_t *pad)
+{
+    op_spatial sp;
+    if (!is_window_op(op_type(p, o))) {
+        *stride = 1;
+        *span = 1;
+        *pad = 0;
+        return;
+    }
+    op_decode(p, o, &sp);
+    if (cols) {
+        *stride = (int32_t)sp.stride_w;
+        *span = (int32_t)((sp.kernel_w - 1u) * (sp.dilation_w == 0u ? 1u : sp.dilation_w) + 1u);
+        *pad = (int32_t)sp.pad_left;
+    } else {
+        *stride = (int32_t)sp.stride_h;
+        *span = (int32_t)((sp.kernel_h - 1u) * (sp.dilation_h == 0u ? 1u : sp.dilation_h) + 1u);
+        *pad = (int32_t)sp.pad_top;
+    }
+}
+
+static void unit_of(const tgr_plan *p, uint32_t stage, uint32_t path, tile_unit *u)
+{
+    u->first_stage = stage;
+    u->last_stage = path == TGR_PATH_CHAIN ? stage + stage_chain_len(p, stage) - 1u : stage;
+    u->first_op = stage_op(p, u->first_stage, 0);
+    u->end_op = stage_op(p, u->last_stage, stage_ops_count(p, u->last_stage) - 1u) + 1u;
+    u->two_d = path == TGR_PATH_TILED_2D;
+    u->chain = path == TGR_PATH_CHAIN;
+}
+
+static int32_t extent(const tgr_plan *p, uint32_t t, int cols) { return tensor_dim(p, t, cols ? 2u : 1u); }
+
+static uint32_t region_bytes(const tgr_plan *p, uint32_t t, const int32_t *r)
+{
+    return (uint32_t)(r[ROW1] - r[ROW0]) * (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3);
+}
+
+static void clear_unit_regions(const tgr_plan *p, const tile_unit *u, int32_t *region)
+{
+    uint32_t i, o;
+    for (i = 0; i < stage_in_count(p, u->first_stage); ++i) {
+        memset(region + 4u * stage_input(p, u->first_stage, i), 0, 4u * sizeof(int32_t));
+    }
+    for (o = u->first_op; o < u->end_op; ++o) {
+        memset(region + 4u * op_output(p, o, 0), 0, 4u * sizeof(int32_t));
+    }
+}
+
+/* ---- sizing -------------------------------------------------------------------------------- */
+
+/* Rows an op's input needs for `out` rows of output. Stripes use the exact window extent;
+ * chains size their buffers for an interior tile the way the compiler does. */
+static int32_t input_length(int32_t out, int32_t stride, int32_t span, int chain)
+{
+    if (out <= 0) {
+        return 0;
+    }
+    if (chain) {
+        return out * stride + (span > stride ? span - stride : 0);
+    }
+    return (out - 1) * stride + span;
+}
+
+/* Lengths (in region[ROW1] and region[COL1]) every tensor of the unit holds for an output tile
+ * of `rows` x `cols`, and the fast bytes of the tile: every input and op output, each rounded. */
+static uint32_t tile_footprint(const tgr_plan *p, const tile_unit *u, int32_t *region, int32_t rows, int32_t cols)
+{
+    uint32_t i, o, k;
+    uint32_t total = 0;
+    clear_unit_regions(p, u, region);
+    for (i = 0; i < stage_out_count(p, u->last_stage); ++i) {
+        uint32_t t = stage_output(p, u->last_stage, i);
+        region[4u * t + ROW1] = rows < extent(p, t, 0) ? rows : extent(p, t, 0);
+        region[4u * t + COL1] = u->two_d && cols < extent(p, t, 1) ? cols : extent(p, t, 1);
+    }
+    for (o = u->end_op; o-- > u->first_op;) {
+        const int32_t *y = region + 4u * op_output(p, o, 0);
+        int32_t stride, span, pad;
+        for (k = 0; k < op_num_inputs(p, o); ++k) {
+            uint32_t x = op_input(p, o, k);
+            int32_t need;
+            op_axis(p, o, 0, &stride, &span, &pad);
+            need = input_length(y[ROW1], stride, span, u->chain);
+            need = need < extent(p, x, 0) ? need : extent(p, x, 0);
+            region[4u * x + ROW1] = need > region[4u * x + ROW1] ? need : region[4u * x + ROW1];
+            op_axis(p, o, 1, &stride, &span, &pad);
+            need = u->two_d ? input_length(y[COL1], stride, span, u->chain) : extent(p, x, 1);
+            need = need < extent(p, x, 1) ? need : extent(p, x, 1);
+            region[4u * x + COL1] = need > region[4u * x + COL1] ? need : region[4u * x + COL1];
+        }
+    }
+    for (i = 0; i < stage_in_count(p, u->first_stage); ++i) {
+        uint32_t t = stage_input(p, u->first_stage, i);
+        total += align_up(region_bytes(p, t, region + 4u * t), TGR_TENSOR_ALIGN);
+    }
+    for (o = u->first_op; o < u->end_op; ++o) {
+        uint32_t t = op_output(p, o, 0);
+        total += align_up(region_bytes(p, t, region + 4u * t), TGR_TENSOR_ALIGN);
+    }
+    return total;
+}
+
+/* The region of every tensor of the unit for the output tile rows [r0, r1) x cols [c0, c1). */
+static void tile_regions(const tgr_plan *p, const tile_unit *u, int32_t *region, int32_t r0, int32_t r1, int32_t c0,
+                         int32_t c1)
+{
+    uint32_t i, o, k;
+    clear_unit_regions(p, u, region);
+    for (i = 0; i < stage_out_count(p, u->last_stage); ++i) {
+        int32_t *r = region + 4u * stage_output(p, u->last_stage, i);
+        r[ROW0] = r0;
+        r[ROW1] = r1;
+        r[COL0] = c0;
+        r[COL1] = c1;
+    }
+    for (o = u->end_op; o-- > u->first_op;) {
+        const int32_t *y = region + 4u * op_output(p, o, 0);
+        if (y[ROW1] <= y[ROW0]) {
+            continue;
+        }
+        for (k = 0; k < op_num_inputs(p, o); ++k) {
+            uint32_t x = op_input(p, o, k);
+            int32_t *r = region + 4u * x;
+            int32_t need[4];
+            int axis;
+            for (axis = 0; axis < 2; ++axis) {
+                int32_t stride, span, pad;
+                int32_t lo = y[2 * axis];
+                int32_t hi = y[2 * axis + 1];
+                int32_t first, end;
+                op_axis(p, o, axis, &stride, &span, &pad);
+                first = lo * stride - pad;
+                end = (hi - 1) * stride - pad + span;
+                need[2 * axis] = first > 0 ? first : 0;
+                need[2 * axis + 1] = end < extent(p, x, axis) ? end : extent(p, x, axis);
+            }
+            if (r[ROW1] <= r[ROW0]) {
+                memcpy(r, need, sizeof need);
+            } else {
+                r[ROW0] = need[ROW0] < r[ROW0] ? need[ROW0] : r[ROW0];
+                r[ROW1] = need[ROW1] > r[ROW1] ? need[ROW1] : r[ROW1];
+                r[COL0] = need[COL0] < r[COL0] ? need[COL0] : r[COL0];
+                r[COL1] = need[COL1] > r[COL1] ? need[COL1] : r[COL1];
+            }
+        }
+    }
+}
+
+/* ---- data movement --------------------------------------------------------------------- */
+
+/* Copy a rows x bytes rectangle between buffers with the given row strides. */
+static void copy_rect(uint8_t *dst, uint32_t dst_stride, const uint8_t *src, uint32_t src_stride, int32_t rows,
+                      uint32_t bytes)
+{
+    int32_t r;
+    for (r = 0; r < rows; ++r) {
+        memcpy(dst + (uint32_t)r * dst_stride, src + (uint32_t)r * src_stride, bytes);
+    }
+}
+
+/* Byte offset of (row, col) in a buffer holding `have` of tensor t. */
+static uint32_t offset_in(const tgr_plan *p, uint32_t t, const int32_t *have, int32_t row, int32_t col)
+{
+    return ((uint32_t)(row - have[ROW0]) * (uint32_t)(have[COL1] - have[COL0]) + (uint32_t)(col - have[COL0])) *
+           (uint32_t)tensor_dim(p, t, 3);
+}
+
+/* ---- the engine ---------------------------------------------------------------------------- */
+
+typedef struct unit_memory {
+    uint8_t *in_ptr[TGR_MAX_STAGE_IO];
+    uint32_t in_alloc[TGR_MAX_STAGE_IO];
+    uint8_t *out_ptr[TGR_MAX_STAGE_IO];
+    uint32_t out_alloc[TGR_MAX_STAGE_IO];
+} unit_memory;
+
+static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory *m, const int32_t tile[4],
+                           uint32_t index, int persistent, tgr_error *err)
+{
+    const tgr_plan *p = s->plan;
+    int32_t *region = s->region;
+    uint32_t i, o;
+    tile_regions(p, u, region, tile[ROW0], tile[ROW1], tile[COL0], tile[COL1]);
+    {
+        const int32_t *first = region + 4u * stage_input(p, u->first_stage, 0);
+        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, u->first_stage, NONE16, index, 0u, 0u, 0u, first,
+                        u->two_d ? first + COL0 : NULL);
+    }
+    s->counters.tiles += 1u;
+    for (i = 0; i < stage_in_count(p, u->first_stage); ++i) {
+        uint32_t t = stage_input(p, u->first_stage, i);
+        const int32_t *r = region + 4u * t;
+        uint32_t bytes = region_bytes(p, t, r);
+        uint32_t row_stride = (uint32_t)tensor_dim(p, t, 2) * (uint32_t)tensor_dim(p, t, 3);
+        uint32_t src = ((uint32_t)r[ROW0] * (uint32_t)tensor_dim(p, t, 2) + (uint32_t)r[COL0]) *
+                       (uint32_t)tensor_dim(p, t, 3);
+        if (!tgr_place_bytes(s, TGR_POOL_FAST, t, bytes, s->fast.size, u->first_stage)) {
+            return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile input does not fit the fast arena", u->first_stage);
+        }
+        copy_rect(s->tensor_ptr[t], (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3),
+                  m->in_ptr[i] + src, row_stride, r[ROW1] - r[ROW0],
+                  (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3));
+        s->counters.load_bytes += bytes;
+        tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, u->first_stage, t, NONE16,
+                        (uint32_t)(s->tensor_ptr[t] - s->fast.base), (uint32_t)(m->in_ptr[i] - s->slow.base) + src,
+                        bytes, r, u->two_d ? r + COL0 : NULL);
+    }
+    for (o = u->first_op; o < u->end_op; ++o) {
+        uint32_t y = op_output(p, o, 0);
+        uint32_t bytes = region_bytes(p, y, region + 4u * y);
+        if (bytes == 0u) {
+            continue;
+        }
+        if (persistent) {
+            if (align_up(bytes, TGR_TENSOR_ALIGN) > s->tensor_alloc[y]) {
+                return tgr_fail(err, TGR_ERR_EXEC, "stage %u: tile of tensor %u outgrows its line buffer",
+                                u->first_stage, y);
+            }
+        } else if (!tgr_place_bytes(s, TGR_POOL_FAST, y, bytes, s->fast.size, u->first_stage)) {
+            return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile of tensor %u does not fit the fast arena",
+                            u->first_stage, y);
+        }
+        tgr_dispatch(p, o, s->tensor_ptr, region);
+        tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, op_rec(p, o)[7], NONE16, o, 0u, 0u, 0u);
+    }
+    for (i = 0; i < stage_out_count(p, u->last_stage); ++i) {
+        uint32_t t = stage_output(p, u->last_stage, i);
+        uint32_t channels = (uint32_t)tensor_dim(p, t, 3);
+        uint32_t width = (uint32_t)(tile[COL1] - tile[COL0]) * channels;
+        uint32_t dst = ((uint32_t)tile[ROW0] * (uint32_t)tensor_dim(p, t, 2) + (uint32_t)tile[COL0]) * channels;
+        const int32_t *have = region + 4u * t;
+        uint32_t bytes = width * (uint32_t)(tile[ROW1] - tile[ROW0]);
+        copy_rect(m->out_ptr[i] + dst, (uint32_t)tensor_dim(p, t, 2) * channels,
+                  s->tensor_ptr[t] + offset_in(p, t, have, tile[ROW0], tile[COL0]),
+                  (uint32_t)(have[COL1] - have[COL0]) * channels, tile[ROW1] - tile[ROW0], width);
+        s->counters.spill_bytes += bytes;
+        tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, u->last_stage, t, NONE16,
+                        (uint32_t)(m->out_ptr[i] - s->slow.base) + dst,
+                        (uint32_t)(s->tensor_ptr[t] - s->fast.base), bytes, tile, u->two_d ? tile + COL0 : NULL);
+    }
+    tgr_fast_reset(s, u->last_stage);
+    return TGR_OK;
+}
+
+/* Output tile extent: tiled bands and chains search the largest that fits `limit`; 2-D tiles
+ * come from the plan. Returns 0 rows when nothing fits. */
+static void choose_tile(tgr_session *s, const tile_unit *u, uint32_t limit, int32_t *rows, int32_t *cols)
+{
+    const tgr_plan *p = s->plan;
+    uint32_t out = stage_output(p, u->last_stage, 0);
+    int32_t height = extent(p, out, 0);
+    int32_t h;
+    *cols = extent(p, out, 1);
+    if (u->two_d) {
+        const uint8_t *r = p->tile_plans + stage_tile_plan(p, u->first_stage) *
+                                               (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
+        *rows = p->version >= 10u ? (int32_t)rd_u32(r + 8) : (int32_t)rd_u16(r + 2);
+        *cols = p->version >= 10u ? (int32_t)rd_u32(r + 12) : (int32_t)rd_u16(r + 20);
+        if (tile_footprint(p, u, s->region, *rows, *cols) > limit) {
+            *rows = 0;
+        }
+        return;
+    }
+    if (u->chain) {
+        int32_t cap = (int32_t)rd_u16(stage_rec(p, u->first_stage) + 24);
+        for (h = cap < height ? cap : height; h > 0; --h) {
+            if (tile_footprint(p, u, s->region, h, *cols) <= limit) {
+                break;
+            }
+        }
+        *rows = h;
+        return;
+    }
+    for (h = 1; h <= height && tile_footprint(p, u, s->region, h, *cols) <= limit; ++h) {
+    }
+    *rows = h - 1;
+}
+
+tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path, tgr_error *err)
+{
+    const tgr_plan *p = s->plan;
+    tile_unit u;
+    unit_memory m;
+    int32_t rows, cols, tile[4];
+    uint32_t i, o, index = 0;
+    int persistent;
+    uint32_t out;
+    tgr_status st = TGR_OK;
+    unit_of(p, stage, path, &u);
+    if (u.chain) {
+        limit = s->fast.size - s->fast.floor;
+    }
+    choose_tile(s, &u, limit, &rows, &cols);
+    if (rows <= 0 || cols <= 0) {
+        return tgr_fail(err, TGR_ERR_ARENA, "stage %u: no tile fits its %u fast bytes", stage, limit);
+    }
+    for (i = 0; i < stage_in_count(p, u.first_stage); ++i) {
+        uint32_t t = stage_input(p, u.first_stage, i);
+        m.in_ptr[i] = s->tensor_ptr[t];
+        m.in_alloc[i] = s->tensor_alloc[t];
+    }
+    for (i = 0; i < stage_out_count(p, u.last_stage); ++i) {
+        uint32_t t = stage_output(p, u.last_stage, i);
+        st = tgr_place_slow(s, t, stage, err);
+        if (st != TGR_OK) {
+            return st;
+        }
+        m.out_ptr[i] = s->tensor_ptr[t];
+        m.out_alloc[i] = s->tensor_alloc[t];
+    }
+    persistent = u.chain && (rd_u16(stage_rec(p, u.first_stage) + 26) & 1u) != 0u;
+    if (persistent) {
+        /* Line buffers: every op output at its interior tile size, kept across tiles. */
+        tile_footprint(p, &u, s->region, rows, cols);
+        for (o = u.first_op; o < u.end_op; ++o) {
+            uint32_t y = op_output(p, o, 0);
+            if (!tgr_place_bytes(s, TGR_POOL_FAST, y, region_bytes(p, y, s->region + 4u * y), s->fast.size, stage)) {
+                return tgr_fail(err, TGR_ERR_ARENA, "stage %u: line buffers do not fit the fast arena", stage);
+            }
+        }
+        s->fast.floor = s->fast.used;
+    }
+    out = stage_output(p, u.last_stage, 0);
+    for (tile[ROW0] = 0; tile[ROW0] < extent(p, out, 0) && st == TGR_OK; tile[ROW0] = tile[ROW1]) {
+        tile[ROW1] = tile[ROW0] + rows < extent(p, out, 0) ? tile[ROW0] + rows : extent(p, out, 0);
+        for (tile[COL0] = 0; tile[COL0] < extent(p, out, 1) && st == TGR_OK; tile[COL0] = tile[COL1]) {
+            tile[COL1] = tile[COL0] + cols < extent(p, out, 1) ? tile[COL0] + cols : extent(p, out, 1);
+            st = run_tile(s, &u, &m, tile, index++, persistent, err);
+        }
+    }
+    /* Tiles borrowed the boundary tensors' slots; give them back their slow allocations. */
+    for (i = 0; i < stage_in_count(p, u.first_stage); ++i) {
+        uint32_t t = stage_input(p, u.first_stage, i);
+        s->tensor_ptr[t] = m.in_ptr[i];
+        s->tensor_alloc[t] = m.in_alloc[i];
+    }
+    for (i = 0; i < stage_out_count(p, u.last_stage); ++i) {
+        uint32_t t = stage_output(p, u.last_stage, i);
+        s->tensor_ptr[t] = m.out_ptr[i];
+        s->tensor_alloc[t] = m.out_alloc[i];
+    }
+    return st;
+}
+
+/* ---- load-time checks ------------------------------------------------------------------ */
+
+static int nhwc_batch1(const tgr_plan *p, uint32_t t)
+{
+    return tensor_ndim(p, t) == 4u && !(tensor_flags(p, t) & TF_LINEAR) && tensor_dim(p, t, 0) == 1;
+}
+
+static int consumed_outside(const tgr_plan *p, uint32_t t, uint32_t first_op, uint32_t end_op)
+{
+    uint32_t o, k;
+    if (tensor_flags(p, t) & TF_MODEL_OUTPUT) {
+        return 1;
+    }
+    for (o = 0; o < p->num_ops; ++o) {
+        if (o >= first_op && o < end_op) {
+            continue;
+        }
+        for (k = 0; k < op_num_inputs(p, o); ++k) {
+            if (op_input(p, o, k) == t) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why)
+{
+    uint32_t first_op = stage_op(p, first_stage, 0);
+    uint32_t end_op = stage_op(p, last_stage, stage_ops_count(p, last_stage) - 1u) + 1u;
+    uint32_t o, k, i, out0;
+    for (o = first_op; o < end_op; ++o) {
+        uint32_t type = op_type(p, o);
+        if (!is_window_op(type) && type != OP_ADD && type != OP_SUB) {
+            *why = "an op of this kind cannot run in a tiled stage";
+            return 0;
+        }
+        if (op_num_outputs(p, o) != 1u || !nhwc_batch1(p, op_output(p, o, 0))) {
+            *why = "tiled stages need single-output ops on channels-last tensors of batch 1";
+            return 0;
+        }
+        for (k = 0; k < op_num_inputs(p, o); ++k) {
+            if (!nhwc_batch1(p, op_input(p, o, k))) {
+                *why = "tiled stages need channels-last tensors of batch 1";
+                return 0;
+            }
+        }
+        /* Inside a chain only the last stage's outputs leave the unit. */
+        if (o < stage_op(p, last_stage, 0) && consumed_outside(p, op_output(p, o, 0), first_op, end_op)) {
+            *why = "a chain member's output is needed outside the chain";
+            return 0;
+        }
+    }
+    for (i = first_stage + 1u; i <= last_stage; ++i) {
+        for (k = 0; k < stage_in_count(p, i); ++k) {
+            int32_t producer = -1;
+            uint32_t t = stage_input(p, i, k);
+            for (o = first_op; o < end_op && producer < 0; ++o) {
+                producer = op_output(p, o, 0) == t ? (int32_t)o : -1;
+            }
+            if (producer < 0) {
+                *why = "a chain member reads a tensor from outside the chain";
+                return 0;
+            }
+        }
+    }
+    if (stage_in_count(p, first_stage) == 0u || stage_out_count(p, last_stage) == 0u) {
+        *why = "a tiled unit needs inputs and outputs";
+        return 0;
+    }
+    out0 = stage_output(p, last_stage, 0);
+    for (i = 1; i < stage_out_count(p, last_stage); ++i) {
+        uint32_t t = stage_output(p, last_stage, i);
+        if (tensor_dim(p, t, 1) != tensor_dim(p, out0, 1) || tensor_dim(p, t, 2) != tensor_dim(p, out0, 2)) {
+            *why = "the outputs of a tiled unit differ in height or width";
+            return 0;
+        }
+    }
+    return 1;
+}

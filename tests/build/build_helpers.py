@@ -10,6 +10,29 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _shared_policy():
+    """tests/conftest.py, loaded by path.
+
+    ``from conftest import ...`` is ambiguous once several test folders have a conftest.py
+    (whichever was imported last owns the name ``conftest``), so the shared policy module is
+    loaded from its file under a private name instead.
+    """
+    import importlib.util
+
+    name = "_tigris_tests_shared_conftest"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "tests" / "conftest.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def require_tool(name: str) -> str:
+    """The shared policy: skip without the tool, fail under CI=true (tests/conftest.py)."""
+    return _shared_policy().require_tool(name)
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TINY_BUILDER = FIXTURES / "tiny_model.py"
 TIGRIS_CLI = "import sys; from tigris.cli import main; sys.argv[0] = 'tigris'; sys.exit(main())"

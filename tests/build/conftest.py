@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_helpers import REPO, TINY_BUILDER, Scons, tigris_compile  # noqa: E402
-
-from conftest import require_tool  # noqa: E402  (tests/conftest.py: shared policy)
+from build_helpers import REPO, TINY_BUILDER, Scons, require_tool, tigris_compile  # noqa: E402
 
 
 @pytest.fixture(scope="session")

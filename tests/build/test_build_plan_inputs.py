@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from build_helpers import tigris_compile
 
-from conftest import require_tool
+from build_helpers import require_tool
 from tigris_scons.errors import TigrisError
 from tigris_scons.inputs import DEFAULT_SEED, fnv1a32, generate_inputs, xorshift32
 from tigris_scons.plan import IoTensor, read_plan

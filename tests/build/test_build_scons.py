@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, TINY_BUILDER, Scons, tiny_model_toml, write_model
-from conftest import require_tool
+from build_helpers import REPO, TINY_BUILDER, Scons, require_tool, tiny_model_toml, write_model
 
 DS_CNN_BUILDER = REPO / "models/ds_cnn/build.py"
 FOUR_LINES = [

@@ -9,7 +9,9 @@
  */
 #include <math.h>
 
+#include "dispatch.h"
 #include "exec.h"
+#include "ops.h"
 #include "pools.h"
 
 /* ---- sessions ------------------------------------------------------------------------------ */
@@ -179,8 +181,7 @@ static uint32_t count_window_ops(const tgr_plan *p, uint32_t stage)
 {
     uint32_t i, n = 0;
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
-        uint32_t type = op_type(p, stage_op(p, stage, i));
-        n += (type == OP_CONV || type == OP_DEPTHWISE || type == OP_MAX_POOL || type == OP_AVG_POOL) ? 1u : 0u;
+        n += tgr_op_tiling(op_type(p, stage_op(p, stage, i))) == TILING_WINDOW ? 1u : 0u;
     }
     return n;
 }

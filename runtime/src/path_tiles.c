@@ -18,6 +18,7 @@
  */
 #include "dispatch.h"
 #include "exec.h"
+#include "ops.h"
 #include "pools.h"
 
 enum { ROW0 = 0, ROW1 = 1, COL0 = 2, COL1 = 3 };
@@ -31,10 +32,7 @@ typedef struct tile_unit {
     int chain;
 } tile_unit;
 
-static int is_window_op(uint32_t type)
-{
-    return type == OP_CONV || type == OP_DEPTHWISE || type == OP_MAX_POOL || type == OP_AVG_POOL;
-}
+static int is_window_op(uint32_t type) { return tgr_op_tiling(type) == TILING_WINDOW; }
 
 /* Stride, window span and leading pad of op o along rows (cols = 0) or columns (cols = 1);
  * elementwise ops map rows 1:1. */
@@ -416,7 +414,7 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
     uint32_t o, k, i, out0;
     for (o = first_op; o < end_op; ++o) {
         uint32_t type = op_type(p, o);
-        if (!is_window_op(type) && type != OP_ADD && type != OP_SUB) {
+        if (tgr_op_tiling(type) == TILING_NONE) {
             *why = "an op of this kind cannot run in a tiled stage";
             return 0;
         }

@@ -1,0 +1,56 @@
+/*
+ * Op implementations, grouped by family in ops_*.c. Each family exposes a lookup from opcode
+ * to its implementation; ops_common.c chains the lookups, so adding an op touches only its
+ * family file. An opcode no family knows is refused at load time by name.
+ */
+#ifndef TGR_OPS_H
+#define TGR_OPS_H
+
+#include "kernels.h"
+#include "tgr_internal.h"
+
+/* How an op can take part in tiled execution (path_tiles.c). */
+enum {
+    TILING_NONE = 0,   /* whole tensors only */
+    TILING_POINTWISE,  /* output rows/cols map 1:1 onto input rows/cols */
+    TILING_WINDOW      /* a sliding window described by the op's kernel/stride/pad fields */
+};
+
+typedef struct tgr_op_impl {
+    uint8_t opcode;
+    uint8_t tiling;
+    /* Load time: everything the executor relies on, so `run` can trust the plan. */
+    tgr_status (*check)(const tgr_plan *p, uint32_t op, tgr_error *err);
+    /* Run time: `region` (4 per tensor: rows [0],[1), cols [2],[3)) is NULL for whole tensors. */
+    void (*run)(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
+} tgr_op_impl;
+
+const tgr_op_impl *tgr_ops_conv(uint32_t opcode);
+const tgr_op_impl *tgr_ops_pool(uint32_t opcode);
+const tgr_op_impl *tgr_ops_elementwise(uint32_t opcode);
+const tgr_op_impl *tgr_ops_activation(uint32_t opcode);
+const tgr_op_impl *tgr_ops_shape(uint32_t opcode);
+
+/* The implementation of an opcode, or NULL. */
+const tgr_op_impl *tgr_op_impl_of(uint32_t opcode);
+
+/* Family files find their entry in a small static table. */
+const tgr_op_impl *tgr_ops_find(const tgr_op_impl *table, uint32_t count, uint32_t opcode);
+
+/* ---- helpers shared by the families ------------------------------------------------------ */
+
+/* Model-order tensors state their own axis order (LINEAR, or rank <= 2 or >= 5); rank 3/4
+ * tensors without LINEAR are stored channels-last. */
+int tgr_model_order(const tgr_plan *p, uint32_t t);
+int tgr_is_nhwc(const tgr_plan *p, uint32_t t);
+tgr_qparams tgr_qparams_of(const tgr_plan *p, uint32_t t);
+int tgr_same_qparams(const tgr_plan *p, uint32_t a, uint32_t b);
+int tgr_same_shape(const tgr_plan *p, uint32_t a, uint32_t b);
+/* A Q0.31 multiplier with a shift the kernels can apply. */
+int tgr_valid_pair(int32_t multiplier, int32_t shift);
+/* Rows [0],[1) and cols [2],[3) of rank-4 tensor t held by its buffer: its region, else all. */
+void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t out[4]);
+/* "op N (Name): what" as a TGR_ERR_OP failure. */
+tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);
+
+#endif /* TGR_OPS_H */

@@ -1,0 +1,122 @@
+/*
+ * The op registry and what every family shares: the loader-time kernel check, the run-time
+ * dispatch, and small tensor helpers.
+ */
+#include "dispatch.h"
+#include "loader.h"
+#include "ops.h"
+
+const tgr_op_impl *tgr_ops_find(const tgr_op_impl *table, uint32_t count, uint32_t opcode)
+{
+    uint32_t i;
+    for (i = 0; i < count; ++i) {
+        if (table[i].opcode == opcode) {
+            return &table[i];
+        }
+    }
+    return NULL;
+}
+
+const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_ops_conv(opcode);
+    if (impl == NULL) impl = tgr_ops_pool(opcode);
+    if (impl == NULL) impl = tgr_ops_elementwise(opcode);
+    if (impl == NULL) impl = tgr_ops_activation(opcode);
+    if (impl == NULL) impl = tgr_ops_shape(opcode);
+    return impl;
+}
+
+tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
+{
+    uint32_t o;
+    for (o = 0; o < p->num_ops; ++o) {
+        const tgr_op_impl *impl = tgr_op_impl_of(op_type(p, o));
+        tgr_status st;
+        if (impl == NULL) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) is not supported by this runtime", o,
+                            tgr_op_name(op_type(p, o)));
+        }
+        st = impl->check(p, o, err);
+        if (st != TGR_OK) {
+            return st;
+        }
+    }
+    return TGR_OK;
+}
+
+void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    /* The loader refused every op without an implementation. */
+    tgr_op_impl_of(op_type(p, o))->run(p, o, tensor_ptr, region);
+}
+
+uint32_t tgr_op_tiling(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL ? impl->tiling : TILING_NONE;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+int tgr_model_order(const tgr_plan *p, uint32_t t)
+{
+    uint32_t rank = tensor_ndim(p, t);
+    return (tensor_flags(p, t) & TF_LINEAR) != 0u || rank <= 2u || rank >= 5u;
+}
+
+int tgr_is_nhwc(const tgr_plan *p, uint32_t t)
+{
+    return tensor_ndim(p, t) == 4u && !tgr_model_order(p, t);
+}
+
+tgr_qparams tgr_qparams_of(const tgr_plan *p, uint32_t t)
+{
+    tgr_qparams q;
+    q.scale = quant_scale(p, tensor_quant(p, t));
+    q.zero_point = quant_zero_point(p, tensor_quant(p, t));
+    return q;
+}
+
+int tgr_same_qparams(const tgr_plan *p, uint32_t a, uint32_t b)
+{
+    tgr_qparams qa = tgr_qparams_of(p, a);
+    tgr_qparams qb = tgr_qparams_of(p, b);
+    return qa.scale == qb.scale && qa.zero_point == qb.zero_point;
+}
+
+int tgr_same_shape(const tgr_plan *p, uint32_t a, uint32_t b)
+{
+    uint32_t axis;
+    if (tensor_ndim(p, a) != tensor_ndim(p, b) || tgr_model_order(p, a) != tgr_model_order(p, b)) {
+        return 0;
+    }
+    for (axis = 0; axis < tensor_ndim(p, a); ++axis) {
+        if (tensor_dim(p, a, axis) != tensor_dim(p, b, axis)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int tgr_valid_pair(int32_t multiplier, int32_t shift)
+{
+    return (multiplier == 0 || multiplier >= 0x40000000) && shift >= -31 && shift <= 31;
+}
+
+void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t out[4])
+{
+    if (region != NULL) {
+        memcpy(out, region + 4u * t, 4u * sizeof out[0]);
+    } else {
+        out[0] = 0;
+        out[1] = tensor_dim(p, t, 1);
+        out[2] = 0;
+        out[3] = tensor_dim(p, t, 2);
+    }
+}
+
+tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
+{
+    return tgr_fail(err, TGR_ERR_OP, "op %u (%s): %s", o, tgr_op_name(op_type(p, o)), what);
+}

@@ -1,0 +1,190 @@
+/*
+ * Convolution family: Conv (OHWI filter), DepthwiseConv (HWC filter, channel multiplier) and
+ * Gemm / fully connected ([OC][IC] filter), with the output's per-channel requantization.
+ * The window helpers here are shared with the pooling family (ops_window.h).
+ */
+#include "ops.h"
+#include "ops_window.h"
+
+static uint32_t eff(uint32_t dilation) { return dilation == 0u ? 1u : dilation; }
+
+/* Output extent of a sliding window, or 0 when the window does not fit. */
+static int64_t window_out(int64_t in, uint32_t kernel, uint32_t stride, uint32_t dilation, uint32_t pad_a,
+                          uint32_t pad_b)
+{
+    int64_t span = (int64_t)(kernel - 1u) * eff(dilation) + 1;
+    int64_t padded = in + pad_a + pad_b;
+    if (stride == 0u || kernel == 0u || padded < span) {
+        return 0;
+    }
+    return (padded - span) / stride + 1;
+}
+
+tgr_status tgr_check_window_geometry(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    if (!tgr_is_nhwc(p, in) || !tgr_is_nhwc(p, out)) {
+        return tgr_bad_op(err, p, o, "input and output must be rank-4 channels-last tensors");
+    }
+    if (tensor_dim(p, in, 0) != tensor_dim(p, out, 0)) {
+        return tgr_bad_op(err, p, o, "batch extents differ");
+    }
+    if (window_out(tensor_dim(p, in, 1), sp->kernel_h, sp->stride_h, sp->dilation_h, sp->pad_top, sp->pad_bottom) !=
+            tensor_dim(p, out, 1) ||
+        window_out(tensor_dim(p, in, 2), sp->kernel_w, sp->stride_w, sp->dilation_w, sp->pad_left, sp->pad_right) !=
+            tensor_dim(p, out, 2)) {
+        return tgr_bad_op(err, p, o, "kernel, stride and pads do not produce the output extent");
+    }
+    return TGR_OK;
+}
+
+/* A buffer that starts below the window's first input row shows up as an effective padding
+ * (negative when it holds extra rows above), so tiles reuse the whole-tensor kernels. */
+void tgr_window_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, const int32_t *region, tgr_window *w)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    int32_t x[4], y[4];
+    tgr_extent_of(p, in, region, x);
+    tgr_extent_of(p, out, region, y);
+    w->batch = region != NULL ? 1 : tensor_dim(p, in, 0);
+    w->in_h = x[1] - x[0];
+    w->in_w = x[3] - x[2];
+    w->in_c = tensor_dim(p, in, 3);
+    w->out_h = y[1] - y[0];
+    w->out_w = y[3] - y[2];
+    w->out_c = tensor_dim(p, out, 3);
+    w->kernel_h = (int32_t)sp->kernel_h;
+    w->kernel_w = (int32_t)sp->kernel_w;
+    w->stride_h = (int32_t)sp->stride_h;
+    w->stride_w = (int32_t)sp->stride_w;
+    w->dilation_h = (int32_t)eff(sp->dilation_h);
+    w->dilation_w = (int32_t)eff(sp->dilation_w);
+    w->pad_top = (int32_t)sp->pad_top + x[0] - y[0] * w->stride_h;
+    w->pad_left = (int32_t)sp->pad_left + x[2] - y[2] * w->stride_w;
+}
+
+static tgr_status check_requant_channels(const tgr_plan *p, uint32_t o, uint32_t channels, tgr_error *err)
+{
+    uint32_t n = quant_channels(p, tensor_quant(p, op_output(p, o, 0)));
+    if (n != 1u && n != channels) {
+        return tgr_fail(err, TGR_ERR_QUANT, "op %u (%s): %u requantization pairs for %u output channels", o,
+                        tgr_op_name(op_type(p, o)), n, channels);
+    }
+    return TGR_OK;
+}
+
+static tgr_status check_filter(const tgr_plan *p, uint32_t o, const op_spatial *sp, uint32_t expect,
+                               uint32_t channels, tgr_error *err)
+{
+    if (weight_size(p, sp->weight_idx) != expect) {
+        return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): filter has %u bytes, expected %u", o,
+                        tgr_op_name(op_type(p, o)), weight_size(p, sp->weight_idx), expect);
+    }
+    if (sp->bias_idx != NONE16 && weight_size(p, sp->bias_idx) != 4u * channels) {
+        return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): bias has %u bytes, expected %u", o,
+                        tgr_op_name(op_type(p, o)), weight_size(p, sp->bias_idx), 4u * channels);
+    }
+    return check_requant_channels(p, o, channels, err);
+}
+
+static tgr_status check_conv(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    tgr_status st;
+    uint32_t in_c, out_c;
+    op_decode(p, o, &sp);
+    st = tgr_check_window_geometry(p, o, &sp, err);
+    if (st != TGR_OK) {
+        return st;
+    }
+    in_c = (uint32_t)tensor_dim(p, op_input(p, o, 0), 3);
+    out_c = (uint32_t)tensor_dim(p, op_output(p, o, 0), 3);
+    if (sp.group != 1u) {
+        return tgr_bad_op(err, p, o, "grouped convolution is not executed by this runtime");
+    }
+    return check_filter(p, o, &sp, out_c * sp.kernel_h * sp.kernel_w * in_c, out_c, err);
+}
+
+static tgr_status check_depthwise(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    tgr_status st;
+    uint32_t in_c, out_c;
+    op_decode(p, o, &sp);
+    st = tgr_check_window_geometry(p, o, &sp, err);
+    if (st != TGR_OK) {
+        return st;
+    }
+    in_c = (uint32_t)tensor_dim(p, op_input(p, o, 0), 3);
+    out_c = (uint32_t)tensor_dim(p, op_output(p, o, 0), 3);
+    if (sp.group != in_c || out_c % in_c != 0u) {
+        return tgr_bad_op(err, p, o, "group must equal the input channels and divide the output channels");
+    }
+    return check_filter(p, o, &sp, sp.kernel_h * sp.kernel_w * out_c, out_c, err);
+}
+
+static tgr_status check_gemm(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    op_decode(p, o, &sp);
+    if (tensor_ndim(p, in) != 2u || tensor_ndim(p, out) != 2u || tensor_dim(p, in, 0) != tensor_dim(p, out, 0)) {
+        return tgr_bad_op(err, p, o, "input and output must be [rows, features] with equal rows");
+    }
+    return check_filter(p, o, &sp, (uint32_t)tensor_dim(p, in, 1) * (uint32_t)tensor_dim(p, out, 1),
+                        (uint32_t)tensor_dim(p, out, 1), err);
+}
+
+static void requant_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_requant *rq)
+{
+    uint32_t out_q = tensor_quant(p, op_output(p, o, 0));
+    rq->multipliers = quant_multipliers(p, out_q);
+    rq->shifts = quant_shifts(p, out_q);
+    rq->per_channel = quant_channels(p, out_q) > 1u;
+    rq->in_zp = quant_zero_point(p, tensor_quant(p, op_input(p, o, 0)));
+    rq->out_zp = quant_zero_point(p, out_q);
+    rq->act_min = sp->act_min;
+    rq->act_max = sp->act_max;
+}
+
+static void run_conv(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    op_spatial sp;
+    tgr_window w;
+    tgr_requant rq;
+    op_decode(p, o, &sp);
+    tgr_window_of(p, o, &sp, region, &w);
+    requant_of(p, o, &sp, &rq);
+    (op_type(p, o) == OP_CONV ? tgr_conv_s8 : tgr_depthwise_s8)(
+        &w, (const int8_t *)tensor_ptr[op_input(p, o, 0)], (const int8_t *)weight_data(p, sp.weight_idx),
+        sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq, (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    op_spatial sp;
+    tgr_requant rq;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    (void)region;
+    op_decode(p, o, &sp);
+    requant_of(p, o, &sp, &rq);
+    tgr_fully_connected_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, out, 1),
+                           (const int8_t *)tensor_ptr[in], (const int8_t *)weight_data(p, sp.weight_idx),
+                           sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq,
+                           (int8_t *)tensor_ptr[out]);
+}
+
+static const tgr_op_impl conv_family[] = {
+    {OP_CONV, TILING_WINDOW, check_conv, run_conv},
+    {OP_DEPTHWISE, TILING_WINDOW, check_depthwise, run_conv},
+    {OP_GEMM, TILING_NONE, check_gemm, run_gemm},
+};
+
+const tgr_op_impl *tgr_ops_conv(uint32_t opcode)
+{
+    return tgr_ops_find(conv_family, sizeof conv_family / sizeof conv_family[0], opcode);
+}

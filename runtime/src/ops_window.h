@@ -1,0 +1,13 @@
+/* Sliding-window helpers shared by the convolution and pooling families (ops_conv.c). */
+#ifndef TGR_OPS_WINDOW_H
+#define TGR_OPS_WINDOW_H
+
+#include "ops.h"
+
+/* NHWC in and out, equal batch, and kernel/stride/pads/dilation producing the output extent. */
+tgr_status tgr_check_window_geometry(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_error *err);
+
+/* Kernel geometry of a window op on the buffers it is given (whole tensors or tile regions). */
+void tgr_window_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, const int32_t *region, tgr_window *w);
+
+#endif

@@ -12,7 +12,7 @@ same arrays, and compare everything the host ABI exposes (outputs, ``Session.mem
 
 API::
 
-    from oracle import run_plan, compare, assert_strict
+    from runtime.oracle import run_plan, compare, assert_strict   # tests/ on sys.path
     res = run_plan(plan, feeds)                    # reference (bundled) runtime
     res = run_plan(plan, feeds, library=our_so)    # our libtigris_host.so
     cmp = compare(plan, our_so, n_inputs=10, seed=0)

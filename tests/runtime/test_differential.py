@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from opmodels import CASES, random_inputs, read_plan
-from oracle import ENV, assert_strict, compare, open_session, run_plan
+from .oracle import ENV, assert_strict, compare, open_session, run_plan
 
 tigris_runtime = pytest.importorskip("tigris.runtime")
 

@@ -33,10 +33,11 @@ from pathlib import Path
 
 import pytest
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+if __name__ == "__main__" and not __package__:  # script mode (--reference-table), PEP 366
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    __package__ = "runtime"
 
-from plantools import (  # noqa: E402
+from .plantools import (  # noqa: E402
     SEC_OP_ATTRIBUTES, SEC_OPS, SEC_STAGES, SEC_STRINGS, SEC_TENSORS, LoaderProbe, PlanView, patch,
 )
 
@@ -428,7 +429,7 @@ def test_mutation_ids_unique() -> None:
 def test_base_plan_runs_identically(base: str, base_view, our_library: Path, tmp_path: Path) -> None:
     """Every mutation starts from a plan our runtime accepts and runs exactly like the reference,
     so each refusal below is caused by the one field that was changed."""
-    from oracle import assert_strict, compare
+    from .oracle import assert_strict, compare
 
     path = tmp_path / "plan.tgrs"
     path.write_bytes(base_view(base).data)
@@ -437,7 +438,7 @@ def test_base_plan_runs_identically(base: str, base_view, our_library: Path, tmp
 
 @pytest.mark.parametrize("m", MUTATIONS, ids=[m.id for m in MUTATIONS])
 def test_refused(m: Mutation, base_view, our_library: Path, probe: LoaderProbe, tmp_path: Path) -> None:
-    from oracle import open_session
+    from .oracle import open_session
 
     view = base_view(m.base)
     data = m.mutate(view)
@@ -461,7 +462,7 @@ def test_refused(m: Mutation, base_view, our_library: Path, probe: LoaderProbe, 
 
 @pytest.mark.parametrize(("name", "base", "mutate"), ACCEPTED, ids=[a[0] for a in ACCEPTED])
 def test_accepted(name: str, base: str, mutate, base_view, our_library: Path, tmp_path: Path) -> None:
-    from oracle import assert_strict, compare
+    from .oracle import assert_strict, compare
 
     view = base_view(base)
     data = mutate(view)
@@ -496,13 +497,9 @@ def _reference_table() -> str:
     import subprocess
     import tempfile
 
-    import importlib.util
+    from .conftest import PlanCache
 
     here = Path(__file__).resolve().parent
-    spec = importlib.util.spec_from_file_location("runtime_tests_conftest", here / "conftest.py")
-    fixtures = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fixtures)  # puts tests/ and the repo root on sys.path
-    PlanCache = fixtures.PlanCache
 
     env = {k: v for k, v in os.environ.items() if k != "TIGRIS_HOST_LIBRARY"}
     lines = ["# What the bundled reference runtime (tigris-ml 0.12.1) does with each loader mutation", "",

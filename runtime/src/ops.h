@@ -30,6 +30,9 @@ const tgr_op_impl *tgr_ops_pool(uint32_t opcode);
 const tgr_op_impl *tgr_ops_elementwise(uint32_t opcode);
 const tgr_op_impl *tgr_ops_activation(uint32_t opcode);
 const tgr_op_impl *tgr_ops_shape(uint32_t opcode);
+const tgr_op_impl *tgr_ops_movement(uint32_t opcode);
+const tgr_op_impl *tgr_ops_reduce(uint32_t opcode);
+const tgr_op_impl *tgr_ops_matmul(uint32_t opcode);
 
 /* The implementation of an opcode, or NULL. */
 const tgr_op_impl *tgr_op_impl_of(uint32_t opcode);

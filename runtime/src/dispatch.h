@@ -7,7 +7,9 @@
 #include "kernels.h"
 #include "tgr_internal.h"
 
-void tgr_dispatch(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
+/* `weights` is where the op's stage's weights are: the plan's blob, or a decompressed block. */
+void tgr_dispatch(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region,
+                  const uint8_t *weights);
 
 /* Requantization of a GlobalAveragePool op, for whole-tensor and banded execution. */
 void tgr_mean_of(const tgr_plan *p, uint32_t op, tgr_mean *m);

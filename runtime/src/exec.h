@@ -14,18 +14,26 @@
 #define PATH_REFUSED 0xFFu
 uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why);
 
+/* Fast bytes the unit starting at `stage` may use, given a fast arena of `fast_size` bytes
+ * (tgrs-executor.md §1.4: after the floor and the stage's decompressed weights). */
+uint32_t tgr_unit_limit(const tgr_plan *p, uint32_t stage, uint32_t fast_size, uint32_t floor);
+
 /* Load-time check that every unit can run: called by the loader. */
 tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err);
 
 /* Give tensor t its whole size in slow memory (compacting once if needed). */
 tgr_status tgr_place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error *err);
 
-tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
+/* Each path gets `weights[k]`: where the weights of the unit's k-th stage are (exec.c). */
+tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
+                          tgr_error *err);
 
 /* Row stripes (TGR_PATH_TILED), 2-D tiles (TGR_PATH_TILED_2D) or a chain (TGR_PATH_CHAIN). */
-tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path, tgr_error *err);
+tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                         const uint8_t *const *weights, tgr_error *err);
 
-tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
+tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
+                            tgr_error *err);
 
 /* Path helpers shared with the loader checks (path_tiles.c). */
 int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why);

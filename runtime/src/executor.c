@@ -13,6 +13,7 @@
 #include "exec.h"
 #include "ops.h"
 #include "pools.h"
+#include "weights.h"
 
 /* ---- sessions ------------------------------------------------------------------------------ */
 
@@ -259,22 +260,38 @@ tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err)
             return st;
         }
         /* Every accepted session has at least the plan budget of fast memory. */
-        if (tgr_select_path(p, s, tgr_stage_fast_limit(p, s, p->budget), &why) == PATH_REFUSED) {
+        if (tgr_select_path(p, s, tgr_unit_limit(p, s, tgr_fast_arena_required(p), 0u), &why) == PATH_REFUSED) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "stage %u cannot be executed by this runtime: %s", s, why);
         }
     }
     return TGR_OK;
 }
 
-static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t path, uint32_t limit, tgr_error *err)
+uint32_t tgr_unit_limit(const tgr_plan *p, uint32_t stage, uint32_t fast_size, uint32_t floor)
 {
+    uint32_t taken = floor + (stage_chain_id(p, stage) == NONE16 ? tgr_stage_weight_bytes(p, stage) : 0u);
+    return tgr_stage_fast_limit(p, stage, fast_size > taken ? fast_size - taken : 0u);
+}
+
+/* Decompress the weights of the unit's stages (a chain keeps all members' blocks), then run. */
+static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t last, uint32_t path, uint32_t limit,
+                           tgr_error *err)
+{
+    const uint8_t *weights[MAX_CHAIN_STAGES];
+    uint32_t k;
+    for (k = 0; stage + k <= last; ++k) {
+        tgr_status st = tgr_unpack_stage_weights(s, stage + k, &weights[k], err);
+        if (st != TGR_OK) {
+            return st;
+        }
+    }
     switch (path) {
     case TGR_PATH_NORMAL:
-        return tgr_run_normal(s, stage, limit, err);
+        return tgr_run_normal(s, stage, limit, weights, err);
     case TGR_PATH_BY_INPUT:
-        return tgr_run_by_input(s, stage, limit, err);
+        return tgr_run_by_input(s, stage, limit, weights, err);
     default:
-        return tgr_run_tiles(s, stage, limit, path, err);
+        return tgr_run_tiles(s, stage, limit, path, weights, err);
     }
 }
 
@@ -332,7 +349,7 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
         convert_in(p, t, (const uint8_t *)inputs[i], (int8_t *)s->tensor_ptr[t]);
     }
     for (stage = 0; stage < p->num_stages; ++stage) {
-        uint32_t limit = tgr_stage_fast_limit(p, stage, s->fast.size - s->fast.floor);
+        uint32_t limit = tgr_unit_limit(p, stage, s->fast.size, s->fast.floor);
         const char *why;
         uint32_t path = tgr_select_path(p, stage, limit, &why);
         uint32_t last = path == TGR_PATH_CHAIN ? stage + stage_chain_len(p, stage) - 1u : stage;
@@ -343,7 +360,7 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
             return tgr_fail(err, TGR_ERR_EXEC, "stage %u cannot run: %s", stage, why);
         }
         tgr_emit_stage_begin(s, stage, path);
-        st = run_unit(s, stage, path, limit, err);
+        st = run_unit(s, stage, last, path, limit, err);
         if (st != TGR_OK) {
             return st;
         }

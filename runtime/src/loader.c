@@ -10,6 +10,7 @@
 
 #include "exec.h"
 #include "optable.h"
+#include "weights.h"
 
 typedef struct sections {
     uint32_t start[SEC_COUNT + 1];
@@ -252,12 +253,10 @@ static tgr_status bind_weights(tgr_plan *p, const sections *s, tgr_error *err)
 {
     uint32_t start, blob_start, w;
     tgr_status st;
-    if (s->present[SEC_WEIGHT_BLOCKS]) {
-        return tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                        "LZ4-compressed weights (tigris compile -c lz4) are not supported by this runtime");
-    }
     if (p->num_weights == 0u) {
-        return TGR_OK;
+        return s->present[SEC_WEIGHT_BLOCKS]
+                   ? tgr_fail(err, TGR_ERR_WEIGHT, "weight blocks without weight entries")
+                   : TGR_OK;
     }
     st = require_section(s, SEC_WEIGHTS, "weights", err);
     if (st != TGR_OK) {
@@ -268,19 +267,25 @@ static tgr_status bind_weights(tgr_plan *p, const sections *s, tgr_error *err)
         return st;
     }
     start = s->start[SEC_WEIGHTS];
+    p->weight_entries = p->data + start;
+    for (w = 0; w < p->num_weights; ++w) {
+        if (!string_ok(p, rd_u32(p->weight_entries + w * WEIGHT_ENTRY_SIZE))) {
+            return tgr_fail(err, TGR_ERR_RANGE, "weight %u name is not a valid string", w);
+        }
+    }
+    if (s->present[SEC_WEIGHT_BLOCKS]) {
+        /* Entries only; offsets are checked against each stage's block once stages are known. */
+        return tgr_bind_weight_blocks(p, s->start[SEC_WEIGHT_BLOCKS], s->end[SEC_WEIGHT_BLOCKS], err);
+    }
     blob_start = start + WEIGHT_ENTRY_SIZE * p->num_weights;
     if (blob_start % 16u != 0u) {
         return tgr_fail(err, TGR_ERR_WEIGHT, "weight blob at offset %u is not 16-byte aligned", blob_start);
     }
-    p->weight_entries = p->data + start;
     p->weight_blob = p->data + blob_start;
     p->weight_blob_len = s->end[SEC_WEIGHTS] - blob_start;
     for (w = 0; w < p->num_weights; ++w) {
         uint32_t off = weight_offset(p, w);
         uint32_t size = weight_size(p, w);
-        if (!string_ok(p, rd_u32(p->weight_entries + w * WEIGHT_ENTRY_SIZE))) {
-            return tgr_fail(err, TGR_ERR_RANGE, "weight %u name is not a valid string", w);
-        }
         if (off % 4u != 0u || (uint64_t)off + size > p->weight_blob_len) {
             return tgr_fail(err, TGR_ERR_WEIGHT, "weight %u range [%u, +%u) outside the %u-byte blob",
                             w, off, size, p->weight_blob_len);
@@ -931,12 +936,12 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (st == TGR_OK) st = check_dataflow(&p, err);
     if (st == TGR_OK) st = check_stages(&p, err);
     if (st == TGR_OK) st = check_tile_plans(&p, err);
+    if (st == TGR_OK) st = tgr_check_weight_blocks(&p, err);
     if (st == TGR_OK) st = tgr_check_kernels(&p, err);
     if (st == TGR_OK) st = tgr_check_paths(&p, err);
     if (st != TGR_OK) {
         return st;
     }
-    p.weight_reserve = 0u;
     *plan = p;
     if (err != NULL) {
         err->status = TGR_OK;

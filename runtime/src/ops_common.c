@@ -48,10 +48,20 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
     return TGR_OK;
 }
 
-void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                  const uint8_t *weights)
 {
     /* The loader refused every op without an implementation. */
-    tgr_op_impl_of(op_type(p, o))->run(p, o, tensor_ptr, region);
+    const tgr_op_impl *impl = tgr_op_impl_of(op_type(p, o));
+    if (weights != p->weight_blob) {
+        /* Decompressed weights: the op sees a view of the plan whose blob is its stage's block,
+         * which is exactly what the block-relative weight offsets address. */
+        tgr_plan view = *p;
+        view.weight_blob = weights;
+        impl->run(&view, o, tensor_ptr, region);
+        return;
+    }
+    impl->run(p, o, tensor_ptr, region);
 }
 
 uint32_t tgr_op_tiling(uint32_t opcode)

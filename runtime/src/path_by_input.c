@@ -24,7 +24,8 @@ int tgr_by_input_shape(const tgr_plan *p, uint32_t stage)
            tensor_dim(p, out, 2) == 1;
 }
 
-tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
+tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
+                            tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     const uint32_t o = stage_op(p, stage, 0);
@@ -45,6 +46,7 @@ tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, tgr_
     uint32_t tile = 0;
     tgr_mean m;
     tgr_status st = tgr_place_slow(s, y, stage, err);
+    (void)weights; /* a global average pool has none */
     if (st != TGR_OK) {
         return st;
     }

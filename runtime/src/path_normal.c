@@ -22,7 +22,8 @@ static tgr_status place_output(tgr_session *s, uint32_t t, uint32_t ceiling, uin
     return tgr_place_slow(s, t, stage, err);
 }
 
-tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
+tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
+                          tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     const uint32_t ceiling = s->fast.floor + limit;
@@ -67,7 +68,7 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, tgr_er
                     }
                 }
             }
-            tgr_dispatch(p, o, s->tensor_ptr, NULL);
+            tgr_dispatch(p, o, s->tensor_ptr, NULL, weights[0]);
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {

@@ -67,6 +67,16 @@ static void unit_of(const tgr_plan *p, uint32_t stage, uint32_t path, tile_unit 
     u->chain = path == TGR_PATH_CHAIN;
 }
 
+/* The member stage of the unit that runs op o. */
+static uint32_t op_stage(const tgr_plan *p, const tile_unit *u, uint32_t o)
+{
+    uint32_t stage = u->first_stage;
+    while (stage < u->last_stage && stage_op(p, stage + 1u, 0) <= o) {
+        ++stage;
+    }
+    return stage;
+}
+
 static int32_t extent(const tgr_plan *p, uint32_t t, int cols) { return tensor_dim(p, t, cols ? 2u : 1u); }
 
 static uint32_t region_bytes(const tgr_plan *p, uint32_t t, const int32_t *r)
@@ -214,7 +224,7 @@ typedef struct unit_memory {
 } unit_memory;
 
 static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory *m, const int32_t tile[4],
-                           uint32_t index, int persistent, tgr_error *err)
+                           uint32_t index, int persistent, const uint8_t *const *weights, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     int32_t *region = s->region;
@@ -259,8 +269,8 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile of tensor %u does not fit the fast arena",
                             u->first_stage, y);
         }
-        tgr_dispatch(p, o, s->tensor_ptr, region);
-        tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, op_rec(p, o)[7], NONE16, o, 0u, 0u, 0u);
+        tgr_dispatch(p, o, s->tensor_ptr, region, weights[op_stage(p, u, o) - u->first_stage]);
+        tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, op_stage(p, u, o), NONE16, o, 0u, 0u, 0u);
     }
     for (i = 0; i < stage_out_count(p, u->last_stage); ++i) {
         uint32_t t = stage_output(p, u->last_stage, i);
@@ -315,7 +325,8 @@ static void choose_tile(tgr_session *s, const tile_unit *u, uint32_t limit, int3
     *rows = h - 1;
 }
 
-tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path, tgr_error *err)
+tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                         const uint8_t *const *weights, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     tile_unit u;
@@ -364,7 +375,7 @@ tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_
         tile[ROW1] = tile[ROW0] + rows < extent(p, out, 0) ? tile[ROW0] + rows : extent(p, out, 0);
         for (tile[COL0] = 0; tile[COL0] < extent(p, out, 1) && st == TGR_OK; tile[COL0] = tile[COL1]) {
             tile[COL1] = tile[COL0] + cols < extent(p, out, 1) ? tile[COL0] + cols : extent(p, out, 1);
-            st = run_tile(s, &u, &m, tile, index++, persistent, err);
+            st = run_tile(s, &u, &m, tile, index++, persistent, weights, err);
         }
     }
     /* Tiles borrowed the boundary tensors' slots; give them back their slow allocations. */

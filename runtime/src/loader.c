@@ -668,14 +668,25 @@ static int stage_lists_output(const tgr_plan *p, uint32_t s, uint32_t t)
     return 0;
 }
 
+/* A tensor leaves stage s when a later stage reads it, when it is a model output, or when it
+ * is the source of a buffer-sharing Reshape/Flatten in s whose result leaves: the compiler lists
+ * such alias groups whole, and the reference spills every member. */
 static int needed_after(const tgr_plan *p, uint32_t s, uint32_t t)
 {
-    uint32_t later;
+    uint32_t later, i;
     if (tensor_flags(p, t) & TF_MODEL_OUTPUT) {
         return 1;
     }
     for (later = s + 1u; later < p->num_stages; ++later) {
         if (stage_reads(p, later, t)) {
+            return 1;
+        }
+    }
+    for (i = 0; i < stage_ops_count(p, s); ++i) {
+        uint32_t o = stage_op(p, s, i);
+        if (op_num_inputs(p, o) == 1u && op_input(p, o, 0) == t && op_num_outputs(p, o) == 1u &&
+            (op_type(p, o) == OP_RESHAPE || op_type(p, o) == OP_FLATTEN) && op_output(p, o, 0) != t &&
+            tensor_bytes(p, op_output(p, o, 0)) == tensor_bytes(p, t) && needed_after(p, s, op_output(p, o, 0))) {
             return 1;
         }
     }

@@ -153,6 +153,46 @@ def test_firmware_failures_fail_cleanly(tmp_path):
         if selftest == "7":
             assert run["timed_out"] and run["seconds"] < 30
 
+    # QEMU killed from outside: a signal is a failure, never a pass
+    scons(f"model={tiny}", f"build_dir={build}", "run")
+    killer = tmp_path / "killed-qemu"
+    killer.write_text("#!/bin/sh\necho 'BENCH_START tiny @ x'\nkill -9 $$\n")
+    killer.chmod(0o755)
+    killed = scons(f"model={tiny}", f"build_dir={build}", f"qemu={killer}", "run", expect=2)
+    assert "tiny: QEMU exited with status -9 (killed by SIGKILL)" in killed.stderr, killed.stderr
+    assert not (out / "tiny.check.ok").exists()
+
+
+def test_ctrl_c_during_the_run_leaves_no_stamp(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    build = tmp_path / "build"
+    tiny = tiny_model_toml(tmp_path / "tiny")
+    Scons(REPO)(f"model={tiny}", f"build_dir={build}", "run")
+    stamp = build / "tiny" / "tiny.check.ok"
+    assert stamp.is_file()
+    slow = tmp_path / "slow-qemu"
+    slow.write_text("#!/bin/sh\necho 'BENCH_START tiny @ x'\nexec sleep 60\n")
+    slow.chmod(0o755)
+    log = build / "tiny" / "tiny.run.log"
+    log.unlink()  # so the wait below sees the new run, not the previous one
+    proc = subprocess.Popen([sys.executable, "-m", "SCons", "-Q", f"model={tiny}", f"build_dir={build}",
+                             f"qemu={slow}", "run"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (log.is_file() and "BENCH_START" in log.read_text()):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert not stamp.exists(), "an interrupted run must not leave a passing stamp"
+    assert "Traceback" not in stderr
+    assert "killed by SIGINT" in stderr or "interrupted" in stderr.lower(), stderr
+
 
 FOREIGN_SCONSTRUCT = """\
 # An existing project's SConstruct: it only loads the tool from the tigris-scons checkout.

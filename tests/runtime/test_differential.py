@@ -1,7 +1,8 @@
 """Our runtime against the bundled reference host runtime, plan by plan (issue 2, item 7).
 
 For every ``tests/opmodels`` case (at its ``budget`` and, when set, its ``multistage_budget``)
-and for DS-CNN at 20K (one untiled stage): random inputs through both runtimes, then the
+and for DS-CNN at 20K (one untiled stage), 10K and 4K (chains, a tiled stage) and with LZ4
+weights: random inputs through both runtimes, then the
 strict acceptance ladder of tgrs-executor.md §4.6 (see oracle.py): byte-identical outputs, our
 fast/slow peaks <= the reference's, counters equal, event streams equal. Today they are equal
 for every supported case, so the comparison is kept strict; a difference is a runtime bug.
@@ -46,12 +47,22 @@ EXPECTED_REFUSALS: dict[str, str] = {
     "reshape_spatial": "stage 0 output tensor 1 is not produced there or not needed later",
 }
 
-#: DS-CNN budget -> refusal substring (chains / tiled stages are not executed yet).
-DS_CNN_EXPECTED_REFUSALS: dict[str, str] = {
-    "10K": "chain",
-    "4K": "chain",
+#: DS-CNN variants: id -> (budget, extra ``tigris compile`` args). 20K is one untiled stage;
+#: 10K / 4K are chains (line-buffered) and a tiled GAP stage; the LZ4 variants decompress weight
+#: blocks into fast memory (64K: one stage, 28K: chains), tgrs-executor.md §1.7 and §2.
+DS_CNN_VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "20K": ("20K", ()),
+    "10K": ("10K", ()),
+    "4K": ("4K", ()),
+    "64K-lz4": ("64K", ("-c", "lz4")),
+    "28K-lz4": ("28K", ("-c", "lz4")),
 }
-DS_CNN_SUPPORTED = ("20K",)
+
+#: DS-CNN variant -> refusal substring, for what our runtime does not execute yet.
+DS_CNN_EXPECTED_REFUSALS: dict[str, str] = {
+    "64K-lz4": "LZ4",
+    "28K-lz4": "LZ4",
+}
 
 
 def _case_params() -> list:
@@ -97,19 +108,24 @@ def test_expected_refusals_name_real_cases() -> None:
     assert set(EXPECTED_REFUSALS) <= set(CASES), set(EXPECTED_REFUSALS) - set(CASES)
 
 
-@pytest.mark.parametrize("budget", DS_CNN_SUPPORTED)
-def test_ds_cnn_single_stage(budget: str, plan_cache, our_library: Path, n_inputs: int) -> None:
-    plan = plan_cache.ds_cnn_plan(budget)
-    assert read_plan(plan)["num_stages"] == 1
+@pytest.mark.parametrize("variant", sorted(DS_CNN_VARIANTS))
+def test_ds_cnn(variant: str, plan_cache, our_library: Path, n_inputs: int) -> None:
+    budget, extra = DS_CNN_VARIANTS[variant]
+    plan = plan_cache.ds_cnn_plan(budget, extra)
+    stages = read_plan(plan)["stages"]
+    if variant == "20K":
+        assert len(stages) == 1
+    if variant in ("10K", "4K"):
+        assert any(s["chain_len"] for s in stages), f"DS-CNN at {budget} has no chain"
+    if variant in DS_CNN_EXPECTED_REFUSALS:
+        _expect_refusal(plan, our_library, DS_CNN_EXPECTED_REFUSALS[variant],
+                        f"DS_CNN_EXPECTED_REFUSALS[{variant!r}]")
+        return
     assert_strict(compare(plan, our_library, n_inputs=n_inputs, seed=1))
 
 
-@pytest.mark.parametrize("budget", sorted(DS_CNN_EXPECTED_REFUSALS))
-def test_ds_cnn_tiled_budgets_refused(budget: str, plan_cache, our_library: Path) -> None:
-    plan = plan_cache.ds_cnn_plan(budget)
-    assert any(s["chain_len"] for s in read_plan(plan)["stages"]), f"DS-CNN at {budget} has no chain"
-    _expect_refusal(plan, our_library, DS_CNN_EXPECTED_REFUSALS[budget],
-                    f"DS_CNN_EXPECTED_REFUSALS[{budget!r}]")
+def test_expected_refusals_name_real_variants() -> None:
+    assert set(DS_CNN_EXPECTED_REFUSALS) <= set(DS_CNN_VARIANTS)
 
 
 def test_tigris_run_cli(plan_cache, our_library: Path, tmp_path: Path) -> None:

@@ -304,7 +304,8 @@ def _final_check(target, source, env):
     check_static(verdict, size, plan.file_size, params["budgets"])
     budget = params["budgets"].get("compile_budget") or plan.budget
     fast_limit = budget + plan.weight_reserve(params["tensor_align"])
-    check_runtime(verdict, log, params["budgets"], fast_limit)
+    stack = sum(sec.size for sec in size.sections if sec.name == ".stack") or None
+    check_runtime(verdict, log, params["budgets"], fast_limit, stack)
     check_outputs(verdict, log, reference)
     log_sum = log.output_checksum()
     if log_sum is not None and f"0x{log_sum:08x}" != reference["checksum"]:
@@ -366,9 +367,21 @@ class ModelTargets:
 _runtime_libs: dict[str, object] = {}
 
 
+def private_env(env):
+    """A fresh environment for target/host code that inherits only ``ENV`` and ``TIGRISBUILD_*``.
+
+    A clone of the user's environment would also inherit their CCFLAGS, CPPDEFINES, CFLAGS or
+    LIBS (``-march=native``, ``-m64``, ...), which must never reach a Cortex-M55 compile.
+    """
+    import SCons.Environment
+
+    settings = {k: v for k, v in env.Dictionary().items() if k.startswith(PREFIX)}
+    return SCons.Environment.Environment(tools=[], ENV=dict(env["ENV"]), **settings)
+
+
 def _cross_env(env):
-    """A private clone of ``env`` with the Cortex-M55 toolchain and our flags."""
-    cross = env.Clone()
+    """A private environment with the Cortex-M55 toolchain and our flags."""
+    cross = private_env(env)
     cross.Tool("tigris_cm55", toolpath=[str(_HERE)])
     align = int(env.subst("$TIGRISBUILD_TENSOR_ALIGN"))
     cross.Append(CCFLAGS=["-O2", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror"],

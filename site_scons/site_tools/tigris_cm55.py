@@ -2,7 +2,7 @@
 
 Load it into an environment dedicated to target code::
 
-    cross = env.Clone()
+    cross = Environment(tools=[])
     cross.Tool('tigris_cm55', toolpath=[...])          # or prefix='/opt/gcc/bin/arm-none-eabi-'
 
 It sets ``CC``/``AS``/``AR``/``LINK``... to ``$TIGRISBUILD_CROSS``-prefixed programs (default

@@ -31,7 +31,11 @@ def _missing(target, source, env):
 
 def tigris_host(env, sanitize: bool = False, alias: str | None = None):
     """Declare the host library (and driver); returns the list of output nodes."""
-    host = env.Clone()
+    import SCons.Environment
+
+    # A fresh environment: the user's own CCFLAGS/CFLAGS/LIBS must not leak into these flags.
+    settings = {k: v for k, v in env.Dictionary().items() if k.startswith("TIGRISBUILD_")}
+    host = SCons.Environment.Environment(tools=[], ENV=dict(env["ENV"]), **settings)
     for tool in ("cc", "gcc", "gnulink", "ar"):
         host.Tool(tool)
     host.SetDefault(TIGRISBUILD_HOST_CC="gcc")

@@ -138,12 +138,14 @@ def check_static(
                "on-chip SRAM (static)")
 
 
-def check_runtime(verdict: Verdict, log: RunLog, budgets: dict[str, Any], fast_limit: int | None) -> None:
+def check_runtime(verdict: Verdict, log: RunLog, budgets: dict[str, Any], fast_limit: int | None,
+                  stack_size: int | None = None) -> None:
     """Arena rows from the firmware's ARENA line.
 
     ``fast_limit`` is the declared fast budget (compile budget + LZ4 weight reserve); the arena
     capacity the firmware reports is checked as well, so a fast arena sized by hand below the
-    plan's need fails here with numbers rather than as a runtime error.
+    plan's need fails here with numbers rather than as a runtime error. ``stack_size`` (the
+    ``.stack`` reservation from the ELF) bounds the firmware's ``stack_peak`` when it reports one.
     """
     arena = log.arena
     if not all(k in arena for k in ("fast_peak", "fast_cap", "slow_used", "slow_cap", "total_sram")):
@@ -158,6 +160,10 @@ def check_runtime(verdict: Verdict, log: RunLog, budgets: dict[str, Any], fast_l
     _limit_row(verdict, Row("SRAM runtime", arena["total_sram"], 0, budgets.get("sram"), None,
                             note="fast peak + on-chip slow use (firmware)", group="runtime"),
                "on-chip SRAM (firmware total_sram)")
+    if "stack_peak" in arena and stack_size:
+        _limit_row(verdict, Row("stack peak", arena["stack_peak"], 0, None, stack_size,
+                                note=f"stack {fmt_bytes(stack_size)}", group="runtime"),
+                   "main stack high-water mark")
 
 
 _ELEMENT = {1: ("f", 4), 2: ("B", 1), 3: ("b", 1), 5: ("h", 2), 6: ("i", 4), 7: ("q", 8), 9: ("B", 1)}

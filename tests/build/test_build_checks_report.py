@@ -93,6 +93,13 @@ def test_runtime_rows_and_failures():
     v = Verdict("m")
     check_runtime(v, sram, BUDGETS, 20 * KIB)
     assert "on-chip SRAM (firmware total_sram) 70,000 B over budget 64.0 KiB" in v.reason
+    stack = parse_run_log(LOG.replace("slow_cap=4096)", "slow_cap=4096) stack_peak=20000"))
+    v = Verdict("m")
+    check_runtime(v, stack, BUDGETS, 20 * KIB, stack_size=16 * KIB)
+    assert "main stack high-water mark 20,000 B over size 16.0 KiB by 3,616 B" in v.reason
+    v = Verdict("m")
+    check_runtime(v, stack, BUDGETS, 20 * KIB)  # no .stack section known: no row
+    assert v.ok and "stack peak" not in [r.label for r in v.rows]
     v = Verdict("m")
     check_runtime(v, parse_run_log("BENCH_START m @ x\n"), BUDGETS, 1)
     assert v.errors == ["run log has no complete ARENA line"]

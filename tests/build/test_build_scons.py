@@ -196,7 +196,9 @@ def test_ctrl_c_during_the_run_leaves_no_stamp(tmp_path):
 
 FOREIGN_SCONSTRUCT = """\
 # An existing project's SConstruct: it only loads the tool from the tigris-scons checkout.
-env = Environment(tools=["default", "tigris"], toolpath=[r"{toolpath}"])
+# Its own host flags must not leak into the Cortex-M55 build.
+env = Environment(tools=["default", "tigris"], toolpath=[r"{toolpath}"],
+                  CCFLAGS=["-march=x86-64"], CPPDEFINES=["HOST_ONLY"], LIBS=["pthread"])
 kws = env.TigrisModel(r"{model}", budget="2K", sram="64K", flash="128K", region_dtcm="48K")
 Default(kws.run)
 Alias("kws-size", kws.size_ok)

@@ -78,6 +78,9 @@ def _action(fn):
             return fn(target, source, env)
         except TigrisError as exc:
             _fail(target, str(exc))
+        except ImportError as exc:  # scons started from a Python without our requirements
+            _fail(target, f"Python package {exc.name or exc} is not installed for {sys.executable}: "
+                          "run ./setup.sh (or pip install -r requirements.txt) and use that environment's scons")
 
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__

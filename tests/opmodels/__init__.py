@@ -29,8 +29,8 @@ if str(_REPO) not in sys.path:  # models.qdq lives at the repository root
 
 from .cases import CASES, OP, OpCase  # noqa: E402
 
-__all__ = ["CASES", "OP", "OpCase", "TIGRIS", "compile_plan", "random_inputs", "read_plan",
-           "untiled_stages"]
+__all__ = ["CASES", "OP", "OpCase", "TIGRIS", "compile_plan", "path_signature", "random_inputs",
+           "read_plan", "untiled_stages"]
 
 #: The tigris CLI of the running interpreter's environment (the project venv).
 TIGRIS = Path(sys.executable).parent / "tigris"
@@ -115,3 +115,27 @@ def untiled_stages(plan: Mapping[str, Any]) -> list[bool]:
         limit = min(s["peak_bytes"], plan["budget"]) if s["peak_bytes"] else plan["budget"]
         result.append(s["tile_plan_idx"] == 0xFFFF and s["chain_len"] == 0 and io <= limit)
     return result
+
+
+def path_signature(plan: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
+    """The execution units of one traced run, as ``"STAGE:PATH"`` tokens joined by spaces.
+
+    ``events`` from ``Session.trace``; one token per ``stage_begin`` (a chain is one unit, named
+    by its head stage). Variants the path name alone does not show are suffixed from the plan:
+    ``chainN-lb`` / ``chainN-tb`` (N member stages; head flag bit 0 set = line-buffered, clear =
+    tile-buffered), ``by_input-grouped`` (schema-10 tile record with ``input_channel_group``).
+    Example (executor_cnn at 4K): ``"0:chain2-lb 2:chain2-lb 4:chain2-tb 6:normal"``.
+    """
+    tokens = []
+    for e in events:
+        if e["kind"] != "stage_begin":
+            continue
+        stage = plan["stages"][e["stage"]]
+        name = e["path"]
+        if name == "chain":
+            name = f"chain{stage['chain_len']}-{'lb' if stage['flags'] & 1 else 'tb'}"
+        elif name == "by_input" and stage["tile_plan_idx"] != 0xFFFF:
+            if plan["tile_plans"][stage["tile_plan_idx"]].get("input_channel_group"):
+                name = "by_input-grouped"
+        tokens.append(f"{e['stage']}:{name}")
+    return " ".join(tokens)

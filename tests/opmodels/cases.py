@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from models.qdq import quantize_qdq, save_model, strip_boundary_qdq
 
+from . import networks
 from .qdq_manual import quantize_manual, set_qparams
 
 OP = {  # plan opcodes (tgrs-format.md §10.1) used below
@@ -50,6 +51,10 @@ class OpCase:
     budget: str = "256K"
     #: a budget at which the case compiles to several stages that are all untiled (or None)
     multistage_budget: str | None = None
+    #: budget -> the reference runtime's execution-path signature at that budget
+    #: (``opmodels.path_signature``, e.g. ``"0:chain2-lb 2:normal 3:tiled 4:normal"``); set for
+    #: the network cases, whose small budgets take the tiled paths (README, tests/paths)
+    paths: Mapping[str, str] = field(default_factory=dict)
 
     def calibration(self, model: onnx.ModelProto) -> list[dict[str, np.ndarray]]:
         """Fixed-seed (crc32 of the case name) standard-normal batches for every graph input."""
@@ -443,7 +448,121 @@ def _cases() -> list[OpCase]:
         OpCase("inverted_residual_x2", "Two stacked inverted_residual blocks (C=8, x4, 16x16)",
                inverted_residual("inverted_residual_x2", 8, 16, 4, blocks=2),
                (c, d, c, OP["Add"], c, d, c, OP["Add"])),  # at 16K/17K: 4 stages, one runs tiled
+        # ---- small networks whose small budgets take every tiled path (networks.py, tests/paths)
+        *_network_cases(),
     ]
+
+
+def _network_cases() -> list[OpCase]:
+    c, d, add, mp, ap = OP["Conv"], OP["DepthwiseConv"], OP["Add"], OP["MaxPool"], OP["AveragePool"]
+    gap, fl, gemm, sm = OP["GlobalAveragePool"], OP["Flatten"], OP["Gemm"], OP["Softmax"]
+    return [
+        OpCase("executor_cnn", "The test CNN of tgrs-executor.md §4.2 (3x32x32, 11 plan ops)",
+               networks.executor_cnn, (c, c, d, c, add, mp, ap, gap, fl, gemm, sm),
+               check=all_of(spatial(c, stride_h=1, pad_top=1), has_attr(add, 7, True)),
+               paths=PATHS["executor_cnn"]),
+        OpCase("asym_cnn", "Odd 4x33x27 input: Keras-same s2 conv, dilated DW, 5x3 s(2,1) conv, padded pools",
+               networks.asym_cnn, (c, d, c, mp, ap, gap, fl, gemm),
+               check=all_of(spatial(c, stride_h=2, stride_w=2, pad_top=0, pad_left=0, pad_bottom=1, pad_right=1),
+                            spatial(d, dilation_h=2, dilation_w=2, pad_top=2),
+                            spatial(mp, kernel_h=3, stride_h=2, pad_top=1),
+                            spatial(ap, kernel_h=3, stride_h=2, pad_top=1)),
+               paths=PATHS["asym_cnn"]),
+        OpCase("residual_cnn", "Two MBv2-style residual blocks, DW multiplier 2, MaxPool 3x3/1 (8x24x24)",
+               networks.residual_cnn, (c, d, c, add, c, d, c, add, mp, gap, fl, gemm),
+               paths=PATHS["residual_cnn"]),
+        OpCase("skip_cnn", "ResNet-style identity blocks (Conv3x3 + Add) on 4x20x20, AvgPool 2x2",
+               networks.skip_cnn, (c, c, add, c, add, c, ap, gap, fl, gemm),
+               paths=PATHS["skip_cnn"]),
+        OpCase("clamp_cnn", "Fused Relu6/Relu with biting clamps in tiles, whole-map AveragePool (3x24x20)",
+               networks.clamp_cnn, (c, d, c, gap, fl, gemm), quantizer="manual",
+               unquantized=("conv1", "conv3"), overrides={"relu62": (0.05, -20), "relu4": (0.03, -10)},
+               check=all_of(fields(c, fused_act=2, act_min=-20, act_max=100),
+                            fields(d, fused_act=1, act_min=-10, act_max=127),
+                            spatial(d, stride_h=2, pad_top=1, pad_left=1, pad_bottom=0, pad_right=0),
+                            has_attr(gap, OP_ATTR_POOL_ROUNDING, True)),
+               paths=PATHS["clamp_cnn"]),
+    ]
+
+
+#: Reference (bundled host runtime) path signatures per network case and budget; README.md has
+#: the same table with what each budget exercises. Regenerate with tests/paths/README.md's recipe.
+PATHS: dict[str, dict[str, str]] = {
+    "executor_cnn": {
+        "64K": "0:normal",
+        "16K": "0:normal",
+        "8K": "0:chain2-lb 2:normal 3:tiled 4:normal",
+        "6K": "0:chain2-lb 2:chain2-lb 4:tiled 5:normal",
+        "4K": "0:chain2-lb 2:chain2-lb 4:chain2-tb 6:normal",
+        "2K": "0:chain2-lb 2:chain2-lb 4:chain2-tb 6:normal",
+        "1536": "0:chain2-lb 2:chain2-lb 4:tiled 5:tiled 6:normal",
+        "1K": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled 4:tiled 5:tiled 6:tiled 7:normal",
+        "768": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled 4:tiled 5:tiled 6:tiled 7:normal",
+        "512": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled 4:tiled_2d 5:tiled_2d 6:tiled 7:normal",
+        "384": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:tiled_2d 6:tiled 7:normal",
+        "256": ("0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:tiled_2d 6:tiled_2d 7:by_input "
+                "8:normal"),
+        "192": ("0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:tiled_2d 6:tiled_2d 7:by_input "
+                "8:normal"),
+    },
+    "asym_cnn": {
+        "6K": "0:normal",
+        "4K": "0:tiled 1:normal",
+        "3K": "0:chain2-lb 2:tiled 3:normal",
+        "2K": "0:chain2-lb 2:tiled 3:normal",
+        "1536": "0:tiled 1:tiled 2:tiled 3:tiled 4:normal",
+        "1K": "0:tiled 1:tiled_2d 2:tiled 3:tiled 4:normal",
+        "768": "0:tiled 1:tiled_2d 2:tiled_2d 3:tiled 4:normal",
+        "512": "0:tiled 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:normal",
+        "384": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled 5:normal",
+        "256": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:normal",
+    },
+    "residual_cnn": {
+        "32K": "0:normal",
+        "24K": "0:chain2-lb 2:normal",
+        "16K": "0:chain3-lb 3:normal",
+        "12K": "0:chain3-lb 3:tiled 4:normal",
+        "8K": "0:chain3-lb 3:chain2-lb 5:normal 6:normal",
+        "6K": "0:chain3-lb 3:chain2-lb 5:chain2-lb 7:tiled 8:normal",
+        "4K": "0:chain3-lb 3:chain2-lb 5:chain2-lb 7:chain2-lb 9:normal",
+        "2K": "0:tiled 1:tiled_2d 2:tiled 3:chain2-lb 5:chain2-lb 7:chain2-lb 9:by_input 10:normal",
+        "1536": "0:tiled 1:tiled_2d 2:tiled 3:tiled 4:tiled 5:chain2-lb 7:tiled 8:tiled 9:by_input 10:normal",
+        "1K": ("0:tiled 1:tiled_2d 2:tiled 3:tiled 4:tiled 5:tiled_2d 6:tiled 7:tiled 8:tiled_2d 9:by_input "
+               "10:normal"),
+        "768": ("0:tiled 1:tiled_2d 2:tiled 3:tiled 4:tiled_2d 5:tiled_2d 6:tiled 7:tiled 8:tiled_2d "
+                "9:by_input 10:normal"),
+        "512": ("0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:tiled_2d 6:tiled_2d 7:tiled_2d "
+                "8:tiled_2d 9:by_input 10:normal"),
+        "256": ("0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:tiled_2d 6:tiled_2d 7:tiled_2d "
+                "8:tiled_2d 9:by_input-grouped 10:normal"),
+    },
+    "skip_cnn": {
+        "32K": "0:normal",
+        "16K": "0:normal 1:tiled 2:normal 3:tiled 4:normal",
+        "12K": "0:normal 1:tiled 2:tiled 3:tiled 4:tiled 5:normal",
+        "8K": "0:normal 1:tiled 2:tiled 3:tiled 4:chain2-tb 6:normal",
+        "4K": "0:tiled 1:tiled 2:tiled 3:tiled 4:chain2-tb 6:normal",
+        "3K": "0:tiled 1:tiled 2:tiled 3:tiled 4:chain3-tb 7:normal",
+        "2K": "0:tiled 1:tiled 2:tiled 3:tiled 4:chain2-tb 6:tiled 7:normal",
+        "1536": "0:tiled 1:tiled_2d 2:tiled 3:tiled_2d 4:chain2-tb 6:tiled 7:normal",
+        "1K": "0:tiled_2d 1:tiled_2d 2:tiled 3:tiled_2d 4:tiled 5:tiled 6:tiled 7:normal",
+        "768": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:tiled 6:tiled 7:by_input 8:normal",
+        "384": ("0:tiled_2d 1:tiled_2d 2:tiled_2d 3:tiled_2d 4:tiled_2d 5:tiled_2d 6:tiled_2d 7:by_input "
+                "8:normal"),
+    },
+    "clamp_cnn": {
+        "6K": "0:normal",
+        "4K": "0:chain2-lb 2:normal",
+        "2K": "0:chain3-lb 3:normal",
+        "1536": "0:chain3-lb 3:by_input 4:normal",
+        "1K": "0:chain2-lb 2:tiled 3:by_input 4:normal",
+        "768": "0:tiled 1:chain2-lb 3:by_input 4:normal",
+        "512": "0:tiled_2d 1:tiled_2d 2:tiled 3:by_input 4:normal",
+        "256": "0:tiled_2d 1:tiled_2d 2:tiled 3:by_input 4:normal",
+        "192": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:by_input-grouped 4:normal",
+        "128": "0:tiled_2d 1:tiled_2d 2:tiled_2d 3:by_input-grouped 4:normal",
+    },
+}
 
 
 def output_quant_zp(zero_point: int) -> PlanCheck:

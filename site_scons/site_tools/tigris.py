@@ -20,7 +20,8 @@ Graph per model (every check is a file target, so ``-j``, ``-n``, ``-k`` and
 Rules this tool keeps for living inside other people's trees: it only sets construction
 variables prefixed ``TIGRISBUILD_`` (with ``SetDefault``, so values set before loading win), it
 never calls ``Default``/``Decider``/``SetOption``/``DefaultEnvironment``, target code is built
-in private clones of the environment, and ``firmware_templates/`` and ``runtime/`` are located
+in private environments (only ``ENV`` and ``TIGRISBUILD_*`` are inherited, never the user's
+compiler flags), and ``firmware_templates/`` and ``runtime/`` are located
 relative to this file (override with ``TIGRISBUILD_TEMPLATES_DIR`` / ``TIGRISBUILD_RUNTIME_DIR``).
 
 Note: SCons registers tool modules in ``sys.modules`` under their plain name, so inside an
@@ -39,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import SCons.Action
-import SCons.Builder
 import SCons.Errors
 import SCons.Node
 import SCons.Util
@@ -58,7 +58,24 @@ QEMU_INSTALL_HINT = ("install it with: apt-get install --no-install-recommends q
                      "(or pass qemu=/path/to/qemu-system-arm)")
 TIGRIS_CLI = "import sys; from tigris.cli import main; sys.argv[0] = 'tigris'; sys.exit(main())"
 DEFAULT_QEMU_TIMEOUT = 60.0
-_printed_tables: set[str] = set()  # models whose budget table was printed in this invocation
+_printed_tables: set[str] = set()  # stamps whose budget table was already printed in this run
+
+
+def _package_digest() -> str:
+    """Hash of the pure-Python package: editing a check rule re-runs the checks.
+
+    SCons signs a function action by its own bytecode only; the rules live in
+    ``tigris_scons``, so its sources are folded into the targets' signatures explicitly.
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted((_SITE / "tigris_scons").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+_PACKAGE_DIGEST = _package_digest()
 
 
 # --------------------------------------------------------------------------------------------
@@ -87,13 +104,17 @@ def _action(fn):
     return run
 
 
-def _value(env, obj) -> SCons.Node.Node:
-    """A canonical Value node (sorted-key JSON) so equal settings give equal signatures."""
-    return env.Value(json.dumps(obj, sort_keys=True))
+def _value(env, obj, code: bool = True) -> SCons.Node.Node:
+    """A canonical Value node (sorted-key JSON) so equal settings give equal signatures.
+
+    With ``code`` the Value also carries the package digest, so a change to the code that
+    produces a target (rendering, size map, checks) counts as a change of that target's inputs.
+    """
+    return env.Value(json.dumps({"params": obj, "code": _PACKAGE_DIGEST if code else None}, sort_keys=True))
 
 
 def _params(node) -> dict:
-    return json.loads(node.read())
+    return json.loads(node.read())["params"]
 
 
 def _write(text: str) -> None:
@@ -102,9 +123,9 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-def _quiet(env, label: str, what: str = "$TARGET") -> str | None:
-    """Short progress line unless ``verbose`` is on (then SCons prints the real command)."""
-    return None if env.get(PREFIX + "VERBOSE") else f"{label} {what}"
+def _quiet(env, label: str, what: str = "$TARGET") -> str:
+    """Short progress line; with ``verbose`` every target and source is named."""
+    return f"{label} $TARGETS <- $SOURCES" if env.get(PREFIX + "VERBOSE") else f"{label} {what}"
 
 
 def _tail(text: str, lines: int = 3) -> str:
@@ -487,12 +508,12 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     else:
         if decl.source_kind == "builder":
             model_file = env.Command(out(".onnx"), [str(decl.builder), *_model_source_deps(decl.builder),
-                                                    _value(env, {"python": python})],
+                                                    _value(env, {"python": python}, code=False)],
                                      SCons.Action.Action(_build_model_source, _quiet(env, "MODEL")))[0]
         else:
             model_file = env.File(str(decl.source))
         plan_nodes = env.Command([out(".tgrs"), out(".compile.txt")],
-                                 [model_file, _value(env, {"args": compile_args, "tigris": _tigris_version()})],
+                                 [model_file, _value(env, {"args": compile_args, "tigris": _tigris_version()}, code=False)],
                                  SCons.Action.Action(_compile_plan, _quiet(env, "PLAN", "${TARGETS[0]}")))
         plan = plan_nodes[0]
 
@@ -526,7 +547,7 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
 
     # 3. size report and static budget gate
     stamp_check = out(".check.ok")
-    size_nodes = env.Command([out(".size.json"), out(".size.txt")], elf,
+    size_nodes = env.Command([out(".size.json"), out(".size.txt")], [elf, _value(env, {})],
                              SCons.Action.Action(_size_report, _quiet(env, "SIZE", "${TARGETS[0]}")))
     budgets = decl.budgets()
     size_check = env.Command([out(".size.ok"), out(".size-check.json")],

@@ -306,3 +306,12 @@ def test_fast_arena_smaller_than_the_plan_needs(tmp_path):
     failed = Scons(REPO)(f"model={tiny}", f"build_dir={tmp_path / 'build'}", "fast_kb=1", expect=2)
     assert "fast arena 1024 B is smaller than the plan needs (2048 B" in failed.stderr
     assert textwrap  # (module used for fixtures)
+
+
+def test_every_declared_model_fits_and_matches_the_reference(tmp_path):
+    """`scons model=<each models/*/model.toml> run` passes: the declarations are honest."""
+    names = sorted(p.parent.name for p in (REPO / "models").glob("*/model.toml"))
+    assert "ds_cnn" in names
+    done = Scons(REPO)(f"model={','.join(names)}", f"build_dir={tmp_path / 'build'}", "run")
+    for name in names:
+        assert f"result: ok ({name})" in done.stdout, name

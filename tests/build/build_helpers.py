@@ -88,3 +88,40 @@ def tiny_model_toml(folder: Path, name: str = "tiny", extra: str = "", classes: 
         sram = "64K"
         flash = "128K"
         """ + textwrap.dedent(extra))
+
+
+# A small firmware-shaped ELF with one section of every kind the size map must classify.
+ELF_C = r"""
+#include <stdint.h>
+const uint8_t table[300] = {1};                                     /* .rodata -> ITCM */
+uint32_t counter = 7;                                               /* .data: DTCM, image in ITCM */
+uint8_t zeroes[1000];                                               /* .bss -> DTCM */
+uint8_t fast_arena[4096] __attribute__((section(".arena_fast"), aligned(32)));
+uint8_t slow_arena[8192] __attribute__((section(".arena_slow"), aligned(32)));
+uint8_t ddr_buf[512] __attribute__((section(".ddr_buf"), aligned(32)));
+__attribute__((used, section(".vectors"))) const void *vectors[4] = {0};
+void Reset_Handler(void) {
+    counter += table[counter & 7] + zeroes[counter & 3] + fast_arena[counter] + slow_arena[counter] + ddr_buf[counter];
+    for (;;) {}
+}
+"""
+ELF_LD = """
+ENTRY(Reset_Handler)
+MEMORY {
+  ITCM (rx) : ORIGIN = 0x00000000, LENGTH = 512K
+  DTCM (rw) : ORIGIN = 0x20000000, LENGTH = 512K
+  ISRAM (rw) : ORIGIN = 0x21000000, LENGTH = 4M
+  DDR (rw) : ORIGIN = 0x61000000, LENGTH = 16M
+}
+SECTIONS {
+  .vectors : { KEEP(*(.vectors)) } > ITCM
+  .text : { *(.text .text.*) } > ITCM
+  .rodata : { *(.rodata .rodata.*) } > ITCM
+  .data : ALIGN(4) { *(.data .data.*) } > DTCM AT> ITCM
+  .bss (NOLOAD) : ALIGN(4) { *(.bss .bss.*) *(COMMON) } > DTCM AT> DTCM
+  .arena_fast (NOLOAD) : ALIGN(32) { KEEP(*(.arena_fast)) } > DTCM AT> DTCM
+  .stack (NOLOAD) : ALIGN(8) { . = . + 2048; } > DTCM AT> DTCM
+  .arena_slow (NOLOAD) : ALIGN(32) { KEEP(*(.arena_slow)) } > ISRAM AT> ISRAM
+  .ddr_buf (NOLOAD) : ALIGN(32) { KEEP(*(.ddr_buf)) } > DDR AT> DDR
+}
+"""

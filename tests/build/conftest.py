@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_helpers import REPO, TINY_BUILDER, Scons, require_tool, tigris_compile  # noqa: E402
+from build_helpers import ELF_C, ELF_LD, REPO, TINY_BUILDER, Scons, require_tool, tigris_compile  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -31,43 +31,6 @@ def ds_cnn_plan(tmp_path_factory) -> Path:
     subprocess.run([sys.executable, str(REPO / "models/ds_cnn/build.py"), "-o", str(onnx_path)],
                    check=True, capture_output=True)
     return tigris_compile(onnx_path, folder / "ds_cnn.tgrs", "20K")
-
-
-# A small firmware-shaped ELF with one section of every kind the size map must classify.
-ELF_C = r"""
-#include <stdint.h>
-const uint8_t table[300] = {1};                                     /* .rodata -> ITCM */
-uint32_t counter = 7;                                               /* .data: DTCM, image in ITCM */
-uint8_t zeroes[1000];                                               /* .bss -> DTCM */
-uint8_t fast_arena[4096] __attribute__((section(".arena_fast"), aligned(32)));
-uint8_t slow_arena[8192] __attribute__((section(".arena_slow"), aligned(32)));
-uint8_t ddr_buf[512] __attribute__((section(".ddr_buf"), aligned(32)));
-__attribute__((used, section(".vectors"))) const void *vectors[4] = {0};
-void Reset_Handler(void) {
-    counter += table[counter & 7] + zeroes[counter & 3] + fast_arena[counter] + slow_arena[counter] + ddr_buf[counter];
-    for (;;) {}
-}
-"""
-ELF_LD = """
-ENTRY(Reset_Handler)
-MEMORY {
-  ITCM (rx) : ORIGIN = 0x00000000, LENGTH = 512K
-  DTCM (rw) : ORIGIN = 0x20000000, LENGTH = 512K
-  ISRAM (rw) : ORIGIN = 0x21000000, LENGTH = 4M
-  DDR (rw) : ORIGIN = 0x61000000, LENGTH = 16M
-}
-SECTIONS {
-  .vectors : { KEEP(*(.vectors)) } > ITCM
-  .text : { *(.text .text.*) } > ITCM
-  .rodata : { *(.rodata .rodata.*) } > ITCM
-  .data : ALIGN(4) { *(.data .data.*) } > DTCM AT> ITCM
-  .bss (NOLOAD) : ALIGN(4) { *(.bss .bss.*) *(COMMON) } > DTCM AT> DTCM
-  .arena_fast (NOLOAD) : ALIGN(32) { KEEP(*(.arena_fast)) } > DTCM AT> DTCM
-  .stack (NOLOAD) : ALIGN(8) { . = . + 2048; } > DTCM AT> DTCM
-  .arena_slow (NOLOAD) : ALIGN(32) { KEEP(*(.arena_slow)) } > ISRAM AT> ISRAM
-  .ddr_buf (NOLOAD) : ALIGN(32) { KEEP(*(.ddr_buf)) } > DDR AT> DDR
-}
-"""
 
 
 @pytest.fixture(scope="session")

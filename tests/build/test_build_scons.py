@@ -315,3 +315,30 @@ def test_every_declared_model_fits_and_matches_the_reference(tmp_path):
     done = Scons(REPO)(f"model={','.join(names)}", f"build_dir={tmp_path / 'build'}", "run")
     for name in names:
         assert f"result: ok ({name})" in done.stdout, name
+
+
+CM55_SCONSTRUCT = """\
+env = Environment(tools=[], toolpath=[r"{toolpath}"])
+env.Tool("tigris_cm55")
+env.Program("fw", "fw.c", LINKFLAGS=env["LINKFLAGS"] + ["-nostdlib", "-T", "fw.ld"])
+"""
+
+
+def test_cross_toolchain_tool_on_its_own(tmp_path):
+    from build_helpers import ELF_C, ELF_LD
+
+    (tmp_path / "SConstruct").write_text(CM55_SCONSTRUCT.format(toolpath=REPO / "site_scons/site_tools"))
+    (tmp_path / "fw.c").write_text(ELF_C)
+    (tmp_path / "fw.ld").write_text(ELF_LD)
+    scons = Scons(tmp_path)
+    built = scons()
+    assert "-mcpu=cortex-m55+nomve -mthumb -mfloat-abi=hard" in built.stdout
+    assert "-ffunction-sections -fdata-sections" in built.stdout and "-Wl,--gc-sections" in built.stdout
+    assert (tmp_path / "fw.elf").is_file() and (tmp_path / "fw.map").is_file()
+    import subprocess
+
+    attrs = subprocess.run(["arm-none-eabi-readelf", "-A", str(tmp_path / "fw.elf")], capture_output=True,
+                           text=True, check=True).stdout
+    assert "v8.1-M.mainline" in attrs and "VFP registers" in attrs and "MVE" not in attrs
+    scons("-c")
+    assert not (tmp_path / "fw.map").exists(), "the map is a declared target, so -c removes it"

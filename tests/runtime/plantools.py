@@ -57,6 +57,9 @@ STAGE_FIELDS = {"peak_bytes": (0, "<I"), "ops_off": (4, "<H"), "ops_count": (6, 
 WEIGHT_FIELDS = {"name_str": (0, "<I"), "offset": (4, "<I"), "size_bytes": (8, "<I")}
 QUANT_FIELDS = {"scale": (0, "<f"), "zero_point": (4, "<i"), "num_channels": (8, "<H"),
                 "multiplier_off": (10, "<H"), "shift_off": (12, "<H"), "page": (14, "<H")}
+BLOCK_FIELDS = {"stage_idx": (0, "<H"), "first_weight_idx": (2, "<H"), "num_weights": (4, "<H"), "_pad": (6, "<H"),
+                "blob_offset": (8, "<I"), "compressed_size": (12, "<I"), "uncompressed_size": (16, "<I")}
+BLOCK_ENTRY_SIZE = 20
 ATTR_FIELDS = {"op_index": (0, "<H"), "type": (2, "<B"), "length": (3, "<B"), "data_off": (4, "<I")}
 
 
@@ -135,6 +138,15 @@ class PlanView:
     def quant_data_at(self, element: int) -> int:
         return self.sections[SEC_QUANT_PARAMS] + 4 + QUANT_ENTRY_SIZE * self.header["num_quant_params"] + 4 * element
 
+    def block_entry_at(self, b: int) -> int:
+        """Weight-block entry ``b`` of SEC_WEIGHT_BLOCKS (LZ4 plans), after its 4-byte header."""
+        return self.sections[SEC_WEIGHT_BLOCKS] + 4 + BLOCK_ENTRY_SIZE * b
+
+    @property
+    def block_blobs_at(self) -> int:
+        n = struct.unpack_from("<H", self.data, self.sections[SEC_WEIGHT_BLOCKS])[0]
+        return self.sections[SEC_WEIGHT_BLOCKS] + 4 + BLOCK_ENTRY_SIZE * n
+
     def attr_entry_at(self, a: int) -> int:
         return self.sections[SEC_OP_ATTRIBUTES] + 4 + ATTR_ENTRY_SIZE * a
 
@@ -167,6 +179,10 @@ class PlanView:
     def set_quant(self, q: int, name: str, value: Any) -> bytes:
         off, fmt = QUANT_FIELDS[name]
         return patch(self.data, self.quant_entry_at(q) + off, fmt, value)
+
+    def set_block(self, b: int, name: str, value: Any) -> bytes:
+        off, fmt = BLOCK_FIELDS[name]
+        return patch(self.data, self.block_entry_at(b) + off, fmt, value)
 
     def set_attr(self, a: int, name: str, value: Any) -> bytes:
         off, fmt = ATTR_FIELDS[name]

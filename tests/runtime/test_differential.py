@@ -1,8 +1,9 @@
 """Our runtime against the bundled reference host runtime, plan by plan (issue 2, item 7).
 
-For every ``tests/opmodels`` case (at its ``budget`` and, when set, its ``multistage_budget``)
-and for DS-CNN at 20K (one untiled stage), 10K and 4K (chains, a tiled stage) and with LZ4
-weights: random inputs through both runtimes, then the
+For every ``tests/opmodels`` case (at its ``budget`` and, when set, its ``multistage_budget``),
+for a set of them at budgets that force the tiled paths (1-D stripes, 2-D tiles, by-input
+reduction), and for DS-CNN from 20K (one untiled stage) down to 1K (chains, stripes, 2-D tiles,
+by-input) and with LZ4 weights: random inputs through both runtimes, then the
 strict acceptance ladder of tgrs-executor.md §4.6 (see oracle.py): byte-identical outputs, our
 fast/slow peaks <= the reference's, counters equal, event streams equal. Today they are equal
 for every supported case, so the comparison is kept strict; a difference is a runtime bug.
@@ -39,30 +40,49 @@ EXPECTED_REFUSALS: dict[str, str] = {
     "relu_rescale": "op 0 (Relu) is not supported",
     "relu_symmetric": "op 0 (Relu) is not supported",
     "relu6_rescale": "op 0 (Relu6) is not supported",
-    # Transpose (29) + Flatten/Reshape. The compiler lists the Transpose's model-order
-    # intermediate as a stage output although no later stage reads it; our stage-list check
-    # refuses that before the kernel check would name the unsupported Transpose. The reference
-    # accepts and runs these plans (see README of tests/opmodels).
-    "flatten_spatial": "stage 0 output tensor 1 is not produced there or not needed later",
-    "reshape_spatial": "stage 0 output tensor 1 is not produced there or not needed later",
+    # Transpose (29, NHWC -> model order) + an aliasing Flatten/Reshape
+    "flatten_spatial": "op 0 (Transpose) is not supported",
+    "reshape_spatial": "op 0 (Transpose) is not supported",
 }
 
 #: DS-CNN variants: id -> (budget, extra ``tigris compile`` args). 20K is one untiled stage;
-#: 10K / 4K are chains (line-buffered) and a tiled GAP stage; the LZ4 variants decompress weight
-#: blocks into fast memory (64K: one stage, 28K: chains), tgrs-executor.md §1.7 and §2.
+#: 10K..2K are line-buffered chains (plus a by-input GAP from 4K down), 1K is stripes, 2-D tiles
+#: and by-input; the LZ4 variants decompress weight blocks into fast memory (64K: one stage,
+#: 28K: chains), tgrs-executor.md §1.7 and §2.
 DS_CNN_VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "20K": ("20K", ()),
     "10K": ("10K", ()),
+    "8K": ("8K", ()),
     "4K": ("4K", ()),
+    "2K": ("2K", ()),
+    "1K": ("1K", ()),
     "64K-lz4": ("64K", ("-c", "lz4")),
     "28K-lz4": ("28K", ("-c", "lz4")),
 }
-
-#: DS-CNN variant -> refusal substring, for what our runtime does not execute yet.
-DS_CNN_EXPECTED_REFUSALS: dict[str, str] = {
-    "64K-lz4": "LZ4",
-    "28K-lz4": "LZ4",
+#: execution paths the reference takes for each DS-CNN variant (tgrs-executor.md §2.6); checked
+#: on the reference trace so each variant keeps covering what it is here for
+DS_CNN_PATHS: dict[str, set[str]] = {
+    "20K": {"normal"}, "10K": {"chain", "normal"}, "8K": {"chain", "normal"},
+    "4K": {"chain", "by_input", "normal"}, "2K": {"chain", "by_input", "normal"},
+    "1K": {"tiled", "tiled_2d", "by_input", "normal"}, "64K-lz4": {"normal"},
+    "28K-lz4": {"chain", "by_input", "normal"},
 }
+
+#: single-op cases at budgets below their untiled peak: the tiled paths on one operator at a time
+TILED_CASES: dict[str, tuple[tuple[str, set[str]], ...]] = {
+    "conv3x3_c3_p1": (("1K", {"tiled"}), ("256", {"tiled_2d"})),
+    "conv10x4_s2_kws": (("1K", {"tiled"}), ("256", {"tiled_2d"})),
+    "dw3x3_s1_p1": (("1K", {"tiled"}), ("256", {"tiled_2d"})),
+    "dw3x3_s2_p1": (("1K", {"tiled"}), ("512", {"tiled_2d"})),
+    "maxpool3x3_s2_p1": (("512", {"tiled"}), ("256", {"tiled_2d"})),
+    "avgpool3x3_s2_p1": (("512", {"tiled"}), ("256", {"tiled_2d"})),
+    "gap": (("512", {"by_input"}),),
+    "inverted_residual": (("2K", {"tiled", "tiled_2d"}), ("512", {"tiled", "tiled_2d"})),
+}
+
+#: DS-CNN variant -> refusal substring, for what our runtime does not execute yet (empty since
+#: the runtime gained chains and LZ4; keep the mechanism for the next feature).
+DS_CNN_EXPECTED_REFUSALS: dict[str, str] = {}
 
 
 def _case_params() -> list:
@@ -108,20 +128,30 @@ def test_expected_refusals_name_real_cases() -> None:
     assert set(EXPECTED_REFUSALS) <= set(CASES), set(EXPECTED_REFUSALS) - set(CASES)
 
 
-@pytest.mark.parametrize("variant", sorted(DS_CNN_VARIANTS))
+def _reference_paths(plan: Path) -> set[str]:
+    _, events, _ = open_session(plan).trace(random_inputs(plan, np.random.default_rng(0)))
+    return {e["path"] for e in events if e["kind"] == "stage_begin"}
+
+
+@pytest.mark.parametrize("variant", list(DS_CNN_VARIANTS))
 def test_ds_cnn(variant: str, plan_cache, our_library: Path, n_inputs: int) -> None:
     budget, extra = DS_CNN_VARIANTS[variant]
     plan = plan_cache.ds_cnn_plan(budget, extra)
-    stages = read_plan(plan)["stages"]
-    if variant == "20K":
-        assert len(stages) == 1
-    if variant in ("10K", "4K"):
-        assert any(s["chain_len"] for s in stages), f"DS-CNN at {budget} has no chain"
+    assert _reference_paths(plan) == DS_CNN_PATHS[variant]
     if variant in DS_CNN_EXPECTED_REFUSALS:
         _expect_refusal(plan, our_library, DS_CNN_EXPECTED_REFUSALS[variant],
                         f"DS_CNN_EXPECTED_REFUSALS[{variant!r}]")
         return
     assert_strict(compare(plan, our_library, n_inputs=n_inputs, seed=1))
+
+
+@pytest.mark.parametrize(("name", "budget", "paths"),
+                         [pytest.param(n, b, p, id=f"{n}-{b}") for n, v in TILED_CASES.items() for b, p in v])
+def test_opmodel_case_tiled(name: str, budget: str, paths: set[str], plan_cache, our_library: Path,
+                            n_inputs: int) -> None:
+    plan = plan_cache.case_plan(name, budget)
+    assert _reference_paths(plan) == paths
+    assert_strict(compare(plan, our_library, n_inputs=n_inputs, seed=2))
 
 
 def test_expected_refusals_name_real_variants() -> None:

@@ -38,7 +38,8 @@ if __name__ == "__main__" and not __package__:  # script mode (--reference-table
     __package__ = "runtime"
 
 from .plantools import (  # noqa: E402
-    SEC_OP_ATTRIBUTES, SEC_OPS, SEC_STAGES, SEC_STRINGS, SEC_TENSORS, LoaderProbe, PlanView, patch,
+    SEC_OP_ATTRIBUTES, SEC_OPS, SEC_STAGES, SEC_STRINGS, SEC_TENSORS, SEC_WEIGHT_BLOCKS, LoaderProbe, PlanView,
+    patch,
 )
 
 # ----------------------------------------------------------------------------- base plans
@@ -72,11 +73,11 @@ BASES: dict[str, Callable] = {
     "ir2": lambda c: c.plan("ir2_two_blocks", _build_ir2, "256K"),  # attrs on ops 3 and 7
     "gemm": lambda c: c.case_plan("gemm_bias"),
     # whole plans our runtime does not execute
+    "lz4": lambda c: c.ds_cnn_plan("64K", ["-c", "lz4"]),   # one stage, one LZ4 weight block
     "relu": lambda c: c.case_plan("relu_rescale"),
-    "lz4": lambda c: c.ds_cnn_plan("64K", ["-c", "lz4"]),
     "fp32": lambda c: c.plan("fp32_conv", _build_fp32_conv, "256K"),
 }
-SUPPORTED_BASES = ("ds_cnn", "conv", "ir_17K", "ir2", "gemm")
+SUPPORTED_BASES = ("ds_cnn", "conv", "ir_17K", "ir2", "gemm", "lz4")
 
 
 # ----------------------------------------------------------------------------- mutations
@@ -218,7 +219,7 @@ MUTATIONS: list[Mutation] = [
     M("num_quant_params_plus_1", "ds_cnn", lambda v: v.set_header("num_quant_params", 15),
       "quant section holds 14 entries, header says 15", "QUANT"),
     M("num_weights_plus_1", "ds_cnn", lambda v: v.set_header("num_weights", 21),
-      "weight blob at offset 1532 is not 16-byte aligned", "WEIGHT"),
+      "weight 20 name is not a valid string", "RANGE", "entry 20 is the first 12 bytes of the blob"),
     # ---- references between records
     M("op_input_is_num_tensors", "ds_cnn", lambda v: patch(v.data, v.tensor_index_of_op_input(0), "<H", 14),
       "op 0 input 0 names tensor 14 of 14", "RANGE"),
@@ -378,9 +379,27 @@ MUTATIONS: list[Mutation] = [
       "op 3 (Add): binary requantization pairs out of range", "ATTRIBUTE"),
     M("pool_rounding_mode_2", "ds_cnn", lambda v: patch(v.data, v.attr_data_at, "<B", 2),
       "op 9: unknown pool rounding mode 2", "ATTRIBUTE"),
+    # ---- LZ4 weight blocks (DS-CNN at 64K with -c lz4: one stage, one block)
+    M("lz4_compression_type_0", "lz4", lambda v: patch(v.data, v.sections[SEC_WEIGHT_BLOCKS] + 2, "<H", 0),
+      "weight compression type 0 is not supported", "UNSUPPORTED"),
+    M("lz4_compression_type_2", "lz4", lambda v: patch(v.data, v.sections[SEC_WEIGHT_BLOCKS] + 2, "<H", 2),
+      "weight compression type 2 is not supported", "UNSUPPORTED"),
+    M("lz4_block_stage_out_of_range", "lz4", lambda v: v.set_block(0, "stage_idx", 1),
+      "weight block 0 names stage 1 out of order or range", "WEIGHT"),
+    M("lz4_block_past_section", "lz4", lambda v: v.set_block(0, "compressed_size", len(v.data)),
+      "weight block 0 lies outside its section", "WEIGHT"),
+    M("lz4_uncompressed_size_plus_16", "lz4",
+      lambda v: v.set_block(0, "uncompressed_size", v.info["weight_blocks"][0]["uncompressed_size"] + 16),
+      "weight block 0 is not an LZ4 block of", "WEIGHT",
+      "the reference only notices at run time (tgrs-format.md §6.10)"),
+    M("lz4_compressed_size_minus_1", "lz4",
+      lambda v: v.set_block(0, "compressed_size", v.info["weight_blocks"][0]["compressed_size"] - 1),
+      "weight block 0 is not an LZ4 block of", "WEIGHT"),
+    M("lz4_weight_outside_block", "lz4",
+      lambda v: v.set_weight(0, "offset", v.info["weight_blocks"][0]["uncompressed_size"]),
+      "op 0 weight 0 is not inside its stage's weight block", "WEIGHT"),
     # ---- whole plans this runtime does not execute (unmutated)
     M("unsupported_op_relu", "relu", lambda v: v.data, "op 0 (Relu) is not supported", "UNSUPPORTED"),
-    M("lz4_plan", "lz4", lambda v: v.data, "LZ4", "UNSUPPORTED"),
     M("float32_plan", "fp32", lambda v: v.data, "float32", "UNSUPPORTED"),
 ]
 

@@ -1,11 +1,266 @@
 /*
- * Movement family. Ops are added to this file's table as their kernels land; until then it
- * knows no opcode and the loader refuses those ops by name.
+ * Movement family: Transpose, Concat, Split and Pad on int8 tensors, in stored axis order.
+ *
+ * What the reference runtime (tigris-ml 0.12.1) does, measured with single-op plans:
+ * - Transpose moves bytes only. When the compiler gives its output another quantization than
+ *   its input, the reference still copies the codes unchanged, and so do we.
+ * - Concat copies inputs whose quantization equals the output's and requantizes the others in
+ *   float32 (kernels_movement.c).
+ * - Split exists only with every output quantized like the input: the reference refuses other
+ *   plans ("operator contract is not executable"), and so do we.
+ * - Pad fills with its 1-byte constant operand (already in the output encoding) or with the
+ *   output zero point; the compiler only emits it with equal in/out quantization.
+ * None of these runs on tile regions (TILING_NONE): a stage that needs them streamed waits for
+ * the rows/transpose paths of the executor.
  */
+#include "kernels_data.h"
 #include "ops.h"
+
+static tgr_status unsupported(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
+{
+    return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): %s is not supported by this runtime", o,
+                    tgr_op_name(op_type(p, o)), what);
+}
+
+/* The activation fields of these ops carry no meaning; only the neutral encoding is executed. */
+static int neutral_activation(const op_spatial *sp)
+{
+    return sp->fused_act == ACT_NONE && sp->act_min == -128 && sp->act_max == 127;
+}
+
+static void dims_of(const tgr_plan *p, uint32_t t, int32_t *dims)
+{
+    uint32_t k;
+    for (k = 0; k < tensor_ndim(p, t); ++k) {
+        dims[k] = tensor_dim(p, t, k);
+    }
+}
+
+/* ---- Transpose ------------------------------------------------------------------------------- */
+
+static tgr_status check_transpose(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t len = 0, k, seen = 0;
+    const uint8_t *perm = tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, &len);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (perm == NULL || len != rank || tensor_ndim(p, out) != rank) {
+        return tgr_bad_op(err, p, o, "permutation length differs from the tensor rank");
+    }
+    for (k = 0; k < rank; ++k) {
+        if (perm[k] >= rank || (seen & (1u << perm[k]))) {
+            return tgr_bad_op(err, p, o, "attribute is not a permutation of the stored axes");
+        }
+        seen |= 1u << perm[k];
+        if (tensor_dim(p, out, k) != tensor_dim(p, in, perm[k])) {
+            return tgr_bad_op(err, p, o, "output extents are not the permuted input extents");
+        }
+    }
+    if (!neutral_activation(&sp)) {
+        return unsupported(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+static void run_transpose(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    (void)region;
+    dims_of(p, in, dims);
+    tgr_transpose_s8(tensor_ndim(p, in), dims, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL),
+                     (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+/* ---- Concat and Split ------------------------------------------------------------------------ */
+
+/* The pieces (inputs of a Concat, outputs of a Split) must equal the whole on every stored axis
+ * but `axis`, where their extents add up; all in the same axis order. */
+static tgr_status check_pieces(const tgr_plan *p, uint32_t o, uint32_t whole, uint32_t count, int split,
+                               tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t rank = tensor_ndim(p, whole);
+    uint32_t i, k;
+    int64_t along = 0;
+    op_decode(p, o, &sp);
+    if (sp.kernel_h >= rank) {
+        return tgr_bad_op(err, p, o, "axis (kernel_h) is beyond the tensor rank");
+    }
+    for (i = 0; i < count; ++i) {
+        uint32_t t = split ? op_output(p, o, i) : op_input(p, o, i);
+        if (tensor_ndim(p, t) != rank || tgr_model_order(p, t) != tgr_model_order(p, whole)) {
+            return tgr_bad_op(err, p, o, "pieces differ in rank or axis order");
+        }
+        for (k = 0; k < rank; ++k) {
+            if (k != sp.kernel_h && tensor_dim(p, t, k) != tensor_dim(p, whole, k)) {
+                return tgr_bad_op(err, p, o, "pieces differ on an axis other than the concatenation axis");
+            }
+        }
+        along += tensor_dim(p, t, sp.kernel_h);
+    }
+    if (along != tensor_dim(p, whole, sp.kernel_h)) {
+        return tgr_bad_op(err, p, o, "piece extents do not add up along the axis");
+    }
+    if (!neutral_activation(&sp)) {
+        return unsupported(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+/* Bytes per outer index of tensor t along `axis`, and the outer count. */
+static uint32_t inner_bytes(const tgr_plan *p, uint32_t t, uint32_t axis)
+{
+    uint32_t k, n = 1u;
+    for (k = axis; k < tensor_ndim(p, t); ++k) {
+        n *= (uint32_t)tensor_dim(p, t, k);
+    }
+    return n;
+}
+
+static uint32_t outer_count(const tgr_plan *p, uint32_t t, uint32_t axis)
+{
+    uint32_t k, n = 1u;
+    for (k = 0; k < axis; ++k) {
+        n *= (uint32_t)tensor_dim(p, t, k);
+    }
+    return n;
+}
+
+static tgr_status check_concat(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (sp.weight_idx != NONE16) {
+        return unsupported(err, p, o, "a constant operand");
+    }
+    if (op_num_inputs(p, o) > TGR_MAX_STAGE_IO) {
+        return unsupported(err, p, o, "more than 16 inputs");
+    }
+    return check_pieces(p, o, op_output(p, o, 0), op_num_inputs(p, o), 0, err);
+}
+
+static void run_concat(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    const int8_t *inputs[TGR_MAX_STAGE_IO];
+    uint32_t chunk[TGR_MAX_STAGE_IO];
+    tgr_qparams qin[TGR_MAX_STAGE_IO];
+    uint32_t out = op_output(p, o, 0);
+    uint32_t axis = op_rec(p, o)[12];
+    uint32_t k;
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    (void)region;
+    for (k = 0; k < op_num_inputs(p, o); ++k) {
+        uint32_t t = op_input(p, o, k);
+        inputs[k] = (const int8_t *)tensor_ptr[t];
+        chunk[k] = inner_bytes(p, t, axis);
+        qin[k] = tgr_qparams_of(p, t);
+    }
+    tgr_concat_s8(op_num_inputs(p, o), inputs, chunk, qin, outer_count(p, out, axis), &qout,
+                  (int8_t *)tensor_ptr[out]);
+}
+
+static tgr_status check_split(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t k;
+    if (op_num_outputs(p, o) > TGR_MAX_STAGE_IO) {
+        return unsupported(err, p, o, "more than 16 outputs");
+    }
+    for (k = 0; k < op_num_outputs(p, o); ++k) {
+        if (!tgr_same_qparams(p, in, op_output(p, o, k))) {
+            /* The reference refuses these plans too. */
+            return unsupported(err, p, o, "an output quantized differently from the input");
+        }
+    }
+    /* The optional constant operand holds the split sizes (float32); the output shapes say the
+     * same thing and are what the kernel uses. */
+    return check_pieces(p, o, in, op_num_outputs(p, o), 1, err);
+}
+
+static void run_split(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int8_t *outputs[TGR_MAX_STAGE_IO];
+    uint32_t chunk[TGR_MAX_STAGE_IO];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t axis = op_rec(p, o)[12];
+    uint32_t k;
+    (void)region;
+    for (k = 0; k < op_num_outputs(p, o); ++k) {
+        uint32_t t = op_output(p, o, k);
+        outputs[k] = (int8_t *)tensor_ptr[t];
+        chunk[k] = inner_bytes(p, t, axis);
+    }
+    tgr_split_s8(op_num_outputs(p, o), (const int8_t *)tensor_ptr[in], outer_count(p, in, axis), chunk, outputs);
+}
+
+/* ---- Pad ------------------------------------------------------------------------------------- */
+
+static tgr_status check_pad(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t len = 0, k;
+    const uint8_t *pads = tgr_attr_find(p, o, ATTR_PADS, &len);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (pads == NULL || len != 8u * rank || tensor_ndim(p, out) != rank || rank == 0u ||
+        tgr_model_order(p, in) != tgr_model_order(p, out)) {
+        return tgr_bad_op(err, p, o, "pads do not match the tensor rank");
+    }
+    for (k = 0; k < rank; ++k) {
+        int32_t begin = rd_i32(pads + 8u * k);
+        int32_t end = rd_i32(pads + 8u * k + 4u);
+        if (begin < 0 || end < 0 || (int64_t)tensor_dim(p, in, k) + begin + end != tensor_dim(p, out, k)) {
+            return tgr_bad_op(err, p, o, "pads do not turn the input extents into the output extents");
+        }
+    }
+    if (sp.weight_idx != NONE16 && weight_size(p, sp.weight_idx) != 1u) {
+        return tgr_bad_op(err, p, o, "fill value is not one int8 element");
+    }
+    if (!tgr_same_qparams(p, in, out)) {
+        return unsupported(err, p, o, "padding with requantization");
+    }
+    if (!neutral_activation(&sp)) {
+        return unsupported(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+static void run_pad(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    int32_t pads[2u * TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    const uint8_t *attr = tgr_attr_find(p, o, ATTR_PADS, NULL);
+    uint32_t k, rank = tensor_ndim(p, in);
+    op_spatial sp;
+    int8_t fill;
+    (void)region;
+    op_decode(p, o, &sp);
+    /* Without a constant the op pads with 0.0, i.e. the output zero point. */
+    fill = sp.weight_idx != NONE16 ? (int8_t)weight_data(p, sp.weight_idx)[0]
+                                   : (int8_t)quant_zero_point(p, tensor_quant(p, out));
+    dims_of(p, in, dims);
+    for (k = 0; k < 2u * rank; ++k) {
+        pads[k] = rd_i32(attr + 4u * k);
+    }
+    tgr_pad_s8(rank, dims, pads, fill, (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
+}
+
+static const tgr_op_impl movement_family[] = {
+    {13, TILING_NONE, check_concat, run_concat},
+    {14, TILING_NONE, check_pad, run_pad},
+    {29, TILING_NONE, check_transpose, run_transpose},
+    {35, TILING_NONE, check_split, run_split},
+};
 
 const tgr_op_impl *tgr_ops_movement(uint32_t opcode)
 {
-    (void)opcode;
-    return NULL;
+    return tgr_ops_find(movement_family, sizeof movement_family / sizeof movement_family[0], opcode);
 }

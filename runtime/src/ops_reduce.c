@@ -1,11 +1,166 @@
 /*
- * Reduce family. Ops are added to this file's table as their kernels land; until then it
- * knows no opcode and the loader refuses those ops by name.
+ * Reduce family: ReduceMean (26), ReduceMax (60), ReduceMin (61), ReduceSum (62) over the
+ * stored axes listed in OP_ATTR_AXES, and GlobalMaxPool (31). Arithmetic in kernels_reduce.c.
+ *
+ * The output keeps the non-reduced axes in their stored order (with or without the reduced axes
+ * kept as extent 1); the check below insists on exactly that, so the kernel can write the
+ * output in order. ReduceMax/Min with different in/out quantization never reach a plan (the
+ * compiler refuses them) and are refused here too rather than guessed.
  */
+#include "kernels_data.h"
+#include "fixedpoint.h"
 #include "ops.h"
+
+static tgr_status unsupported(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
+{
+    return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): %s is not supported by this runtime", o,
+                    tgr_op_name(op_type(p, o)), what);
+}
+
+static int neutral_activation(const op_spatial *sp)
+{
+    return sp->fused_act == ACT_NONE && sp->act_min == -128 && sp->act_max == 127;
+}
+
+/* Bit mask of the reduced stored axes. */
+static uint32_t axes_mask(const tgr_plan *p, uint32_t o)
+{
+    uint32_t len = 0, k, mask = 0;
+    const uint8_t *axes = tgr_attr_find(p, o, ATTR_AXES, &len);
+    for (k = 0; k < len; ++k) {
+        mask |= 1u << axes[k];
+    }
+    return mask;
+}
+
+static tgr_status check_reduce(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t len = 0, k, j = 0, type = op_type(p, o);
+    uint64_t count = 1u;
+    const uint8_t *axes = tgr_attr_find(p, o, ATTR_AXES, &len);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (axes == NULL || len == 0u) {
+        return tgr_bad_op(err, p, o, "no reduction axes");
+    }
+    for (k = 0; k < len; ++k) {
+        if (axes[k] >= rank || (k > 0u && axes[k] <= axes[k - 1u])) {
+            return tgr_bad_op(err, p, o, "reduction axes are not ascending stored axes of the input");
+        }
+    }
+    /* Kept input axes, in order, must be the output's axes once extents of 1 are ignored. */
+    for (k = 0; k < rank; ++k) {
+        if (axes_mask(p, o) & (1u << k)) {
+            count *= (uint64_t)tensor_dim(p, in, k);
+            continue;
+        }
+        if (tensor_dim(p, in, k) == 1) {
+            continue;
+        }
+        while (j < tensor_ndim(p, out) && tensor_dim(p, out, j) == 1) {
+            ++j;
+        }
+        if (j >= tensor_ndim(p, out) || tensor_dim(p, out, j) != tensor_dim(p, in, k)) {
+            return tgr_bad_op(err, p, o, "output extents are not the kept input extents");
+        }
+        ++j;
+    }
+    while (j < tensor_ndim(p, out) && tensor_dim(p, out, j) == 1) {
+        ++j;
+    }
+    if (j != tensor_ndim(p, out) || (uint64_t)tensor_bytes(p, in) != count * tensor_bytes(p, out)) {
+        return tgr_bad_op(err, p, o, "output extents are not the kept input extents");
+    }
+    if (count > 0x7FFFFFu) {
+        return unsupported(err, p, o, "a reduction over more than 2^23 elements");
+    }
+    if ((type == 60u || type == 61u) && !tgr_same_qparams(p, in, out)) {
+        return unsupported(err, p, o, "a maximum/minimum with requantization");
+    }
+    if (!neutral_activation(&sp)) {
+        return unsupported(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+static void run_reduce(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t mask = axes_mask(p, o);
+    uint32_t k, count = 1u;
+    tgr_qparams qin = tgr_qparams_of(p, in);
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    tgr_reduce_params rp;
+    (void)region;
+    memset(&rp, 0, sizeof rp);
+    for (k = 0; k < tensor_ndim(p, in); ++k) {
+        dims[k] = tensor_dim(p, in, k);
+        count *= (mask & (1u << k)) ? (uint32_t)dims[k] : 1u;
+    }
+    rp.act_min = -128;
+    rp.act_max = 127;
+    switch (op_type(p, o)) {
+    case 26u:
+        rp.kind = TGR_REDUCE_MEAN;
+        tgr_mean_prepare((int32_t)count, &qin, &qout, -128, 127, 0, &rp.mean);
+        break;
+    case 62u:
+        rp.kind = TGR_REDUCE_SUM;
+        rp.in_zp = qin.zero_point;
+        rp.out_zp = qout.zero_point;
+        fp_quantize_multiplier((double)qin.scale / (double)qout.scale, &rp.multiplier, &rp.shift);
+        break;
+    case 60u:
+        rp.kind = TGR_REDUCE_MAX;
+        break;
+    default:
+        rp.kind = TGR_REDUCE_MIN;
+        break;
+    }
+    tgr_reduce_s8(tensor_ndim(p, in), dims, mask, &rp, (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
+}
+
+static tgr_status check_global_max(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (!tgr_is_nhwc(p, in) || tensor_ndim(p, out) != 4u || tensor_dim(p, out, 1) != 1 || tensor_dim(p, out, 2) != 1 ||
+        tensor_dim(p, in, 0) != tensor_dim(p, out, 0) || tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
+        return tgr_bad_op(err, p, o, "expects [N, H, W, C] -> [N, 1, 1, C]");
+    }
+    if (!neutral_activation(&sp)) {
+        return unsupported(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+static void run_global_max(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    tgr_qparams qin = tgr_qparams_of(p, in);
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    (void)region;
+    tgr_global_max_pool_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1) * tensor_dim(p, in, 2), tensor_dim(p, in, 3),
+                           (const int8_t *)tensor_ptr[in], &qin, &qout, -128, 127, (int8_t *)tensor_ptr[out]);
+}
+
+static const tgr_op_impl reduce_family[] = {
+    {26, TILING_NONE, check_reduce, run_reduce},
+    {31, TILING_NONE, check_global_max, run_global_max},
+    {60, TILING_NONE, check_reduce, run_reduce},
+    {61, TILING_NONE, check_reduce, run_reduce},
+    {62, TILING_NONE, check_reduce, run_reduce},
+};
 
 const tgr_op_impl *tgr_ops_reduce(uint32_t opcode)
 {
-    (void)opcode;
-    return NULL;
+    return tgr_ops_find(reduce_family, sizeof reduce_family / sizeof reduce_family[0], opcode);
 }

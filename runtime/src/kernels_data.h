@@ -1,0 +1,86 @@
+/*
+ * int8 kernels of the data-movement, reduction and matmul families (kernels_movement.c,
+ * kernels_reduce.c, kernels_matmul.c). Like kernels.h they are plain functions over raw buffers
+ * that trust their arguments: the op checks in ops_movement.c, ops_shape.c, ops_reduce.c and
+ * ops_matmul.c have validated every shape and parameter at load time.
+ *
+ * Shapes are given in stored axis order (the plan's shape pool), as `rank` extents.
+ * The arithmetic of every kernel was established against the reference host runtime
+ * (tigris-ml 0.12.1) by experiment; each function says which formula it reproduces.
+ */
+#ifndef TGR_KERNELS_DATA_H
+#define TGR_KERNELS_DATA_H
+
+#include <stdint.h>
+
+#include "kernels.h"
+
+/* ---- element requantization ----------------------------------------------------------------- */
+
+/* Reshape/Flatten, rescaling MaxPool-like ops: y = round_half_away((x - zp_in) * s_in / s_out)
+ * + zp_out in double, clamped to int8. Same quantization copies bytes. `in` and `out` may be
+ * the same buffer. */
+void tgr_requant_double_s8(uint32_t count, const int8_t *in, const tgr_qparams *qin, const tgr_qparams *qout,
+                           int8_t *out);
+
+/* Concat inputs: y = roundf(float(s_in / s_out) * float(x - zp_in)) + zp_out in float32. */
+void tgr_requant_float_s8(uint32_t count, const int8_t *in, const tgr_qparams *qin, const tgr_qparams *qout,
+                          int8_t *out);
+
+/* ---- movement ------------------------------------------------------------------------------- */
+
+/* out[i0..] = in[...] with output stored axis k = input stored axis perm[k]; bytes only. */
+void tgr_transpose_s8(uint32_t rank, const int32_t *in_dims, const uint8_t *perm, const int8_t *in, int8_t *out);
+
+/* Constant padding: pads[2k], pads[2k+1] = begin/end of stored axis k (>= 0), `fill` elsewhere. */
+void tgr_pad_s8(uint32_t rank, const int32_t *in_dims, const int32_t *pads, int8_t fill, const int8_t *in,
+                int8_t *out);
+
+/* Concatenation along stored axis `axis`: `outer` = product of the extents before it, input k
+ * contributes `chunk[k]` = (its extent on the axis) x (product of the extents after it)
+ * consecutive bytes per outer index, requantized when qin[k] differs from qout. */
+void tgr_concat_s8(uint32_t count, const int8_t *const *inputs, const uint32_t *chunk, const tgr_qparams *qin,
+                   uint32_t outer, const tgr_qparams *qout, int8_t *out);
+
+/* Split: the inverse of a same-quantization concat; output k receives chunk[k] bytes per outer. */
+void tgr_split_s8(uint32_t count, const int8_t *in, uint32_t outer, const uint32_t *chunk, int8_t *const *outputs);
+
+/* ---- reductions ----------------------------------------------------------------------------- */
+
+enum { TGR_REDUCE_MEAN = 0, TGR_REDUCE_SUM, TGR_REDUCE_MAX, TGR_REDUCE_MIN };
+
+/* Reduction of the stored axes whose bit is set in `axes_mask` (bit k = axis k). The output
+ * holds the kept axes in their stored order. Mean: TFLite MEAN requantization (`mean`, prepared
+ * with the reduced element count); Sum: MBQM(sum - zp_in * count, multiplier, shift) + zp_out
+ * with the pair of s_in / s_out; Max/Min: the extreme input code. Clamped to [act_min, act_max]. */
+typedef struct tgr_reduce_params {
+    int32_t kind;
+    tgr_mean mean;                 /* TGR_REDUCE_MEAN */
+    int32_t in_zp, out_zp;         /* TGR_REDUCE_SUM */
+    int32_t multiplier, shift;     /* TGR_REDUCE_SUM */
+    int32_t act_min, act_max;
+} tgr_reduce_params;
+
+void tgr_reduce_s8(uint32_t rank, const int32_t *in_dims, uint32_t axes_mask, const tgr_reduce_params *rp,
+                   const int8_t *in, int8_t *out);
+
+/* GlobalMaxPool over NHWC: per (n, c) the maximum over H x W, requantized like a rescaling
+ * MaxPool (double formula of tgr_requant_double_s8), clamped to [act_min, act_max]. */
+void tgr_global_max_pool_s8(int32_t batch, int32_t positions, int32_t channels, const int8_t *in,
+                            const tgr_qparams *qin, const tgr_qparams *qout, int32_t act_min, int32_t act_max,
+                            int8_t *out);
+
+/* ---- matmul --------------------------------------------------------------------------------- */
+
+/* `batch` independent products [rows x depth] x [depth x cols] of two activations:
+ * y = clamp(MBQM(sum (a - zp_a)(b - zp_b), multiplier, shift) + zp_out, act_min, act_max). */
+typedef struct tgr_matmul_params {
+    int32_t a_zp, b_zp, out_zp;
+    int32_t multiplier, shift;
+    int32_t act_min, act_max;
+} tgr_matmul_params;
+
+void tgr_matmul_s8(uint32_t batch, uint32_t rows, uint32_t depth, uint32_t cols, const int8_t *a, const int8_t *b,
+                   const tgr_matmul_params *q, int8_t *out);
+
+#endif /* TGR_KERNELS_DATA_H */

@@ -1,0 +1,30 @@
+/*
+ * Activation x activation matrix product (MatMul, tgrs-executor.md §3.3): both zero points are
+ * subtracted, the int32 accumulator is requantized with the output entry's single stored pair
+ * (s_a * s_b / s_out) by the two-step TFLite rounding, as measured on the reference runtime.
+ */
+#include "kernels_data.h"
+
+#include <stddef.h>
+
+#include "fixedpoint.h"
+
+void tgr_matmul_s8(uint32_t batch, uint32_t rows, uint32_t depth, uint32_t cols, const int8_t *a, const int8_t *b,
+                   const tgr_matmul_params *q, int8_t *out)
+{
+    uint32_t n, i, j, k;
+    for (n = 0; n < batch; ++n) {
+        const int8_t *a_n = a + (size_t)n * rows * depth;
+        const int8_t *b_n = b + (size_t)n * depth * cols;
+        for (i = 0; i < rows; ++i) {
+            for (j = 0; j < cols; ++j) {
+                int32_t acc = 0;
+                for (k = 0; k < depth; ++k) {
+                    acc += ((int32_t)a_n[(size_t)i * depth + k] - q->a_zp) * ((int32_t)b_n[(size_t)k * cols + j] - q->b_zp);
+                }
+                acc = fp_mul_by_quantized_multiplier(acc, q->multiplier, q->shift) + q->out_zp;
+                *out++ = (int8_t)clamp_i32(acc, q->act_min, q->act_max);
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+"""Single-op int8 QDQ models for the data-movement, reduction and matmul op families.
+
+Why a separate builder next to ``tests/opmodels``: these ops have several activation inputs
+(Concat, MatMul), several outputs (Split), constant non-weight operands (Reshape shapes, Pad
+pads, Resize scales, Split sizes, reduction axes), and their interesting arithmetic depends on
+exactly chosen quantization (same vs different in/out scale, tie-prone scale ratios). So every
+model here is an fp32 ONNX graph quantized with the hand-built QDQ of
+:func:`opmodels.qdq_manual.quantize_manual` (ORT would leave most of these ops in float), with
+the (scale, zero point) of every activation fixed by the case, and the boundary Q/DQ stripped so
+the plan interface is raw int8 (model-recipes.md §2). Models with constant Gemm/MatMul weights
+use the ORT recipe instead (:func:`models.qdq.quantize_qdq`), as the real networks do.
+
+Usage::
+
+    from ops.models_data import graph, build, compile_model
+    m = graph([node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])], {"x": [1, 3, 4, 5]})
+    onnx_path = build(m, tmp / "t.onnx", quant={"x": (0.02, 3), "y": (0.02, 3)})
+    plan = compile_model(onnx_path, tmp / "t.tgrs")
+
+Everything is deterministic (fixed calibration seeds), so a rebuild gives the same plan.
+"""
+
+from __future__ import annotations
+
+import sys
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+_TESTS = Path(__file__).resolve().parents[1]
+_REPO = _TESTS.parent
+for _p in (str(_TESTS), str(_REPO)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from models.qdq import quantize_qdq, save_model, strip_boundary_qdq  # noqa: E402
+from opmodels import compile_plan, read_plan  # noqa: E402
+from opmodels.qdq_manual import quantize_manual  # noqa: E402
+
+__all__ = ["node", "const", "graph", "quantize", "build", "compile_model", "read_plan", "opcodes"]
+
+node = helper.make_node
+
+
+def const(name: str, value: Any, dtype: Any = np.int64) -> onnx.TensorProto:
+    """An initializer (shape, pads, axes, scales, split sizes, weights)."""
+    return numpy_helper.from_array(np.asarray(value, dtype=dtype), name)
+
+
+def graph(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, Sequence[int]],
+          inits: Sequence[onnx.TensorProto] = (), outputs: Sequence[str] | None = None,
+          opset: int = 13) -> onnx.ModelProto:
+    """fp32 model: ``inputs`` {name: shape} in order; ``outputs`` default to the last node's
+    outputs. Output shapes come from ONNX shape inference (strict), so a case that ONNX itself
+    rejects fails here, not in the compiler."""
+    outs = list(outputs) if outputs is not None else list(nodes[-1].output)
+    g = helper.make_graph(list(nodes), "op",
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s in inputs.items()],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outs], list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="tigris-scons/tests/ops")
+    m.ir_version = 8
+    inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    info = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    del m.graph.output[:]
+    for n in outs:
+        dims = [d.dim_value for d in info[n].type.tensor_type.shape.dim]
+        m.graph.output.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, dims))
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def _calibration(model: onnx.ModelProto, seed_tag: str) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(zlib.crc32(seed_tag.encode()))
+    inits = {t.name for t in model.graph.initializer}
+    batches = []
+    for _ in range(4):
+        batch = {}
+        for vi in model.graph.input:
+            if vi.name in inits:
+                continue
+            dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+            batch[vi.name] = rng.standard_normal(dims).astype(np.float32)
+        batches.append(batch)
+    return batches
+
+
+def quantize(model: onnx.ModelProto, quant: Mapping[str, tuple[float, int]] | None = None, *,
+             recipe: bool = False, seed_tag: str = "ops") -> onnx.ModelProto:
+    """int8 QDQ with an int8 interface.
+
+    ``quant`` fixes the (scale, zero point) of chosen activations (graph inputs and node outputs
+    by name); the others get MinMax ranges from fixed-seed calibration. ``recipe`` uses the ORT
+    recipe instead (for constant Gemm/MatMul weights); ``quant`` is then not applied.
+    """
+    calib = _calibration(model, seed_tag)
+    if recipe:
+        q = quantize_qdq(model, calib)
+    else:
+        q = quantize_manual(model, calib, overrides=dict(quant or {}))
+        _quantize_extra_outputs(q, model, calib, quant or {})
+    q, _, _ = strip_boundary_qdq(q)
+    return q
+
+
+def _quantize_extra_outputs(q: onnx.ModelProto, fp32: onnx.ModelProto, calib: Sequence[Mapping[str, np.ndarray]],
+                            quant: Mapping[str, tuple[float, int]]) -> None:
+    """Give graph outputs after the first of a multi-output node (Split) their Q/DQ pair.
+
+    ``quantize_manual`` quantizes one output per node; a Split's other outputs would stay float
+    and the boundary could not be stripped. Same pair structure and MinMax ranges as it uses.
+    """
+    from opmodels.qdq_manual import asym_qparams, observe_ranges
+
+    producers = {o: n for n in q.graph.node for o in n.output}
+    missing = [o.name for o in q.graph.output if producers[o.name].op_type != "DequantizeLinear"]
+    if not missing:
+        return
+    ranges = observe_ranges(fp32, calib)
+    for name in missing:
+        scale, zp = quant[name] if name in quant else asym_qparams(*ranges[name])
+        src = f"{name}_QuantizeLinear_Input"
+        n = producers[name]
+        n.output[list(n.output).index(name)] = src
+        q.graph.initializer.extend([const(f"{name}_scale", np.float32(scale), np.float32),
+                                    const(f"{name}_zero_point", int(zp), np.int8)])
+        q_out = f"{name}_QuantizeLinear_Output"
+        q.graph.node.extend([
+            node("QuantizeLinear", [src, f"{name}_scale", f"{name}_zero_point"], [q_out], name=f"{name}_QuantizeLinear"),
+            node("DequantizeLinear", [q_out, f"{name}_scale", f"{name}_zero_point"], [name],
+                 name=f"{name}_DequantizeLinear")])
+    onnx.checker.check_model(q)
+
+
+def build(model: onnx.ModelProto, path: str | Path, quant: Mapping[str, tuple[float, int]] | None = None, *,
+          recipe: bool = False) -> Path:
+    """Quantize ``model`` (see :func:`quantize`) and save it to ``path``."""
+    return save_model(quantize(model, quant, recipe=recipe, seed_tag=Path(path).stem), Path(path))
+
+
+def compile_model(onnx_path: str | Path, plan_path: str | Path, budget: str = "256K") -> Path:
+    return compile_plan(onnx_path, budget, plan_path)
+
+
+def opcodes(plan: Mapping[str, Any]) -> list[int]:
+    return [o["op_type"] for o in plan["ops"]]

@@ -559,8 +559,9 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     ref_sources = [plan, _value(env, {"seed": decl.seed})]
     from tigris_scons.reference import bundled_runtime_available
 
-    if not bundled_runtime_available():
-        ref_sources.append(env.File("$TIGRISBUILD_BUILD_DIR/host/libtigris_host.so"))
+    if not bundled_runtime_available():  # fall back to our own host library (and say so)
+        host_nodes = env.TigrisHost(alias="")
+        ref_sources.append(next(n for n in host_nodes if str(n).endswith(".so")))
     reference = env.Command(out(".ref.json"), ref_sources,
                             SCons.Action.Action(_reference, _quiet(env, "REFERENCE")))[0]
 

@@ -29,8 +29,21 @@ def _missing(target, source, env):
     raise SCons.Errors.BuildError(node=target[0], errstr=env.subst("$TIGRISBUILD_MISSING_MESSAGE"))
 
 
+_declared: dict[str, list] = {}
+
+
 def tigris_host(env, sanitize: bool = False, alias: str | None = None):
-    """Declare the host library (and driver); returns the list of output nodes."""
+    """Declare the host library (and driver); returns the list of output nodes.
+
+    Declaring twice for the same output directory returns the first declaration's nodes (the
+    ``tigris`` tool asks for the library when it needs it as the host-reference fallback).
+    """
+    key = env.Dir("$TIGRISBUILD_BUILD_DIR/" + ("host-san" if sanitize else "host")).get_abspath()
+    if key in _declared:
+        name = alias if alias is not None else env.subst("$TIGRISBUILD_HOST_ALIAS")
+        if name:
+            env.Alias(name, _declared[key])
+        return _declared[key]
     import SCons.Environment
 
     # A fresh environment: the user's own CCFLAGS/CFLAGS/LIBS must not leak into these flags.
@@ -76,6 +89,7 @@ def tigris_host(env, sanitize: bool = False, alias: str | None = None):
     name = alias if alias is not None else env.subst("$TIGRISBUILD_HOST_ALIAS")
     if name:
         env.Alias(name, nodes)
+    _declared[key] = nodes
     return nodes
 
 

@@ -81,6 +81,7 @@ class SizeMap:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "schema": 1,
             "elf": self.elf,
             "load_image": self.load_image,
             "on_chip_ram": self.on_chip_ram(),
@@ -96,6 +97,8 @@ class SizeMap:
         for r in data["regions"]:
             r = {k: v for k, v in r.items() if k != "total"}
             regions[r["name"]] = RegionUsage(**r)
+        if data.get("schema", 1) != 1:
+            raise ValueError(f"size map schema {data.get('schema')} is not supported")
         return cls(
             elf=data["elf"],
             sections=[SectionInfo(**s) for s in data["sections"]],

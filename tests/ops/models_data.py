@@ -39,10 +39,11 @@ for _p in (str(_TESTS), str(_REPO)):
         sys.path.insert(0, _p)
 
 from models.qdq import quantize_qdq, save_model, strip_boundary_qdq  # noqa: E402
-from opmodels import compile_plan, read_plan  # noqa: E402
+from opmodels import random_inputs, read_plan  # noqa: E402
 from opmodels.qdq_manual import quantize_manual  # noqa: E402
 
-__all__ = ["node", "const", "graph", "quantize", "build", "compile_model", "read_plan", "opcodes"]
+__all__ = ["node", "const", "graph", "quantize", "build", "compile_model", "read_plan", "opcodes", "plan_for",
+           "our_library", "code_sweep", "compare_feeds", "assert_same_as_reference", "assert_refused"]
 
 node = helper.make_node
 
@@ -143,7 +144,128 @@ def build(model: onnx.ModelProto, path: str | Path, quant: Mapping[str, tuple[fl
 
 
 def compile_model(onnx_path: str | Path, plan_path: str | Path, budget: str = "256K") -> Path:
-    return compile_plan(onnx_path, budget, plan_path)
+    """``tigris compile ONNX -m BUDGET -o PLAN``, run in this process (click's runner): the CLI's
+    start-up costs ~0.5 s per plan in a subprocess and ~7 ms here, which is what keeps a few
+    hundred single-op plans inside the test time budget. Raises RuntimeError with the CLI output
+    when no plan is written."""
+    from click.testing import CliRunner
+    from tigris.cli import cli
+
+    out = Path(plan_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    res = CliRunner().invoke(cli, ["compile", str(onnx_path), "-m", budget, "-o", str(out)])
+    if res.exit_code != 0 or not out.exists():
+        raise RuntimeError(f"tigris compile {onnx_path} -m {budget} failed ({res.exit_code}):\n{res.output}"
+                           + (f"\n{res.exception!r}" if res.exception and not isinstance(res.exception, SystemExit)
+                              else ""))
+    return out
+
+
+def plan_for(directory: Path, name: str, model: onnx.ModelProto,
+             quant: Mapping[str, tuple[float, int]] | None = None, *, recipe: bool = False,
+             budget: str = "256K") -> Path:
+    """Build and compile one case into ``directory/name.{onnx,tgrs}``."""
+    return compile_model(build(model, directory / f"{name}.onnx", quant, recipe=recipe), directory / f"{name}.tgrs",
+                         budget)
+
+
+# --------------------------------------------------------------------------- differential runs
+
+_LIBRARY: list[Path] = []
+
+
+def our_library() -> Path:
+    """Our libtigris_host.so: ``$TGR_TEST_LIBRARY`` if set (development override, as in
+    tests/runtime), else ``python -m SCons -C REPO host`` once per process."""
+    import os
+    import subprocess
+
+    if not _LIBRARY:
+        override = os.environ.get("TGR_TEST_LIBRARY")
+        if override:
+            _LIBRARY.append(Path(override).resolve(strict=True))
+        else:
+            lib = _REPO / "build" / "host" / "libtigris_host.so"
+            cmd = [sys.executable, "-m", "SCons", "-C", str(_REPO), "host"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0 or not lib.is_file():
+                raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+            _LIBRARY.append(lib)
+    return _LIBRARY[0]
+
+
+def code_sweep(session: Any, rng: np.random.Generator, count: int) -> list[dict[str, np.ndarray]]:
+    """``count`` input sets: the first holds every int8 code in each input (tiled, each input
+    rotated differently so two inputs do not move in lockstep), the rest uniform random."""
+    feeds = []
+    first = {}
+    for k, spec in enumerate(session.inputs):
+        n = int(np.prod(spec["shape"]))
+        codes = np.roll(np.arange(-128, 128, dtype=np.int16), 37 * k)
+        first[spec["name"]] = np.resize(codes, n).astype(np.int8).reshape(spec["shape"])
+    feeds.append(first)
+    while len(feeds) < count:
+        feeds.append(random_inputs(session, rng))
+    return feeds
+
+
+def compare_feeds(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0):
+    """Reference vs ours on :func:`code_sweep` inputs: an ``oracle.Comparison`` (outputs, peaks,
+    counters and traced events of every input, plus our untraced outputs)."""
+    from runtime.oracle import Comparison, InputComparison, _traced_run, open_session
+
+    rng = np.random.default_rng(seed)
+    results = []
+    with open_session(plan, None) as ref, open_session(plan, library) as ours:
+        for index, feeds in enumerate(code_sweep(ref, rng, n_inputs)):
+            results.append(InputComparison(index, feeds, _traced_run(ref, feeds), _traced_run(ours, feeds),
+                                           ours.run(feeds)))
+    return Comparison(Path(plan), Path(library), seed, results)
+
+
+def assert_same_as_reference(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0) -> None:
+    """Byte-identical outputs, peaks not above the reference's, equal counters and events.
+
+    One executor difference that is not these ops' business is tolerated: when a compaction
+    moves a buffer shared by an aliasing Reshape/Flatten pair, the reference names the source
+    tensor in the ``move`` event and our executor may name the alias (pools.c); the ``tensor``
+    of ``move`` events is therefore not compared (offsets and bytes are)."""
+    from runtime.oracle import (assert_counters_equal, assert_outputs_identical, assert_peaks_not_above,
+                                first_event_difference)
+
+    cmp = compare_feeds(plan, library, n_inputs, seed)
+    assert_outputs_identical(cmp)
+    assert_peaks_not_above(cmp)
+    assert_counters_equal(cmp)
+
+    def normal(events):
+        return [dict(e, tensor=None) if e["kind"] == "move" else e for e in events]
+
+    for c in cmp.inputs:
+        diff = first_event_difference(normal(c.reference.events), normal(c.ours.events))
+        assert diff is None, f"{cmp.describe()}: input {c.index}: {diff}"
+
+
+def assert_refused(plan: Path, library: Path, op_name: str, *, reference_refuses: bool | None = None) -> str:
+    """Our loader refuses ``plan`` with a message naming ``op_name``; optionally the reference
+    must refuse (True) or accept (False) it too. Returns our message."""
+    import pytest
+    from runtime.oracle import open_session
+    from tigris.runtime import RuntimeError as TigrisError
+
+    if reference_refuses is not None:
+        try:
+            open_session(plan, None).close()
+            refused = False
+        except TigrisError:
+            refused = True
+        assert refused == reference_refuses, f"reference {'accepts' if not refused else 'refuses'} {plan.name}"
+    with pytest.raises(TigrisError) as info:
+        open_session(plan, library).close()
+    message = str(info.value)
+    assert f"({op_name})" in message, f"refusal of {plan.name} does not name {op_name}: {message}"
+    return message
 
 
 def opcodes(plan: Mapping[str, Any]) -> list[int]:

@@ -49,6 +49,8 @@ def test_differential_and_loader_tests_pass_under_asan_ubsan() -> None:
         "LD_PRELOAD": ":".join([_sanitizer_runtime(gcc, "libasan.so"), _sanitizer_runtime(gcc, "libubsan.so")]),
         "ASAN_OPTIONS": "detect_leaks=0",
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+        # memory safety is about code paths, not input count: 3 random inputs per plan
+        "TGR_TEST_INPUTS": os.environ.get("TGR_TEST_INPUTS", "3"),
     })
     cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "--capture=sys", "-p", "no:cacheprovider",
            str(HERE / "test_differential.py"), str(HERE / "test_loader_rejections.py")]

@@ -38,5 +38,7 @@ tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, cons
 /* Path helpers shared with the loader checks (path_tiles.c). */
 int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why);
 int tgr_by_input_shape(const tgr_plan *p, uint32_t stage);
+/* A v10 grouped-reduction record (channel group, spatial interval) that this stage can honour. */
+int tgr_by_input_grouping_valid(const tgr_plan *p, uint32_t stage);
 
 #endif /* TGR_EXEC_H */

@@ -259,6 +259,9 @@ tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err)
         if (st != TGR_OK) {
             return st;
         }
+        if (!tgr_by_input_grouping_valid(p, s)) {
+            return tgr_fail(err, TGR_ERR_STAGE, "stage %u grouped reduction fields are invalid for its ops", s);
+        }
         /* Every accepted session has at least the plan budget of fast memory. */
         if (tgr_select_path(p, s, tgr_unit_limit(p, s, tgr_fast_arena_required(p), 0u), &why) == PATH_REFUSED) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "stage %u cannot be executed by this runtime: %s", s, why);

@@ -305,7 +305,9 @@ static void choose_tile(tgr_session *s, const tile_unit *u, uint32_t limit, int3
                                                (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
         *rows = p->version >= 10u ? (int32_t)rd_u32(r + 8) : (int32_t)rd_u16(r + 2);
         *cols = p->version >= 10u ? (int32_t)rd_u32(r + 12) : (int32_t)rd_u16(r + 20);
-        if (tile_footprint(p, u, s->region, *rows, *cols) > limit) {
+        /* The plan's tile is authoritative; like the reference, check it against the arena,
+         * not against tiled_peak_bytes. */
+        if (tile_footprint(p, u, s->region, *rows, *cols) > s->fast.size - s->fast.floor) {
             *rows = 0;
         }
         return;

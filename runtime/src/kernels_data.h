@@ -45,6 +45,18 @@ void tgr_concat_s8(uint32_t count, const int8_t *const *inputs, const uint32_t *
 /* Split: the inverse of a same-quantization concat; output k receives chunk[k] bytes per outer. */
 void tgr_split_s8(uint32_t count, const int8_t *in, uint32_t outer, const uint32_t *chunk, int8_t *const *outputs);
 
+/* Nearest-neighbour resize of NHWC: output pixel (y, x) copies input pixel
+ * (tgr_resize_nearest_index(y), tgr_resize_nearest_index(x)), requantized like Reshape (double)
+ * when the encodings differ. */
+void tgr_resize_nearest_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
+                           int32_t convention, float scale_h, float scale_w, const tgr_qparams *qin,
+                           const tgr_qparams *qout, const int8_t *in, int8_t *out);
+
+/* Source index of output index i along one axis. convention: 1 asymmetric (floor(i * scale)),
+ * 2 align_corners (round(i * (in - 1) / (out - 1))), 3 half pixel (floor((i + 0.5) * scale)),
+ * all in float32 and clamped to in - 1; `scale` is in/out (or 1 / the plan's explicit scale). */
+int32_t tgr_resize_nearest_index(int32_t convention, float scale, int32_t in, int32_t out, int32_t i);
+
 /* ---- reductions ----------------------------------------------------------------------------- */
 
 enum { TGR_REDUCE_MEAN = 0, TGR_REDUCE_SUM, TGR_REDUCE_MAX, TGR_REDUCE_MIN };

@@ -150,3 +150,38 @@ void tgr_split_s8(uint32_t count, const int8_t *in, uint32_t outer, const uint32
         }
     }
 }
+
+int32_t tgr_resize_nearest_index(int32_t convention, float scale, int32_t in, int32_t out, int32_t i)
+{
+    int32_t src;
+    if (convention == 2) {
+        /* align_corners: round the exact-corner mapping; roundf, not floorf(x + 0.5f), which
+         * can round the sum up across an integer in float32. */
+        float corner = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+        src = (int32_t)roundf(corner * (float)i);
+    } else if (convention == 3) {
+        src = (int32_t)floorf(((float)i + 0.5f) * scale);
+    } else {
+        src = (int32_t)floorf((float)i * scale);
+    }
+    return src < in ? (src < 0 ? 0 : src) : in - 1;
+}
+
+void tgr_resize_nearest_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
+                           int32_t convention, float scale_h, float scale_w, const tgr_qparams *qin,
+                           const tgr_qparams *qout, const int8_t *in, int8_t *out)
+{
+    int32_t n, y, x;
+    for (n = 0; n < batch; ++n) {
+        const int8_t *image = in + (size_t)n * in_h * in_w * channels;
+        for (y = 0; y < out_h; ++y) {
+            const int32_t sy = tgr_resize_nearest_index(convention, scale_h, in_h, out_h, y);
+            for (x = 0; x < out_w; ++x) {
+                const int32_t sx = tgr_resize_nearest_index(convention, scale_w, in_w, out_w, x);
+                const int8_t *pixel = image + ((size_t)sy * in_w + sx) * channels;
+                tgr_requant_double_s8((uint32_t)channels, pixel, qin, qout, out);
+                out += channels;
+            }
+        }
+    }
+}

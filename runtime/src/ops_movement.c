@@ -10,6 +10,8 @@
  *   plans ("operator contract is not executable"), and so do we.
  * - Pad fills with its 1-byte constant operand (already in the output encoding) or with the
  *   output zero point; the compiler only emits it with equal in/out quantization.
+ * - Resize (nearest) copies the sampled pixel, requantized in double like Reshape when the
+ *   encodings differ; the sampling index is computed in float32 (kernels_movement.c).
  * None of these runs on tile regions (TILING_NONE): a stage that needs them streamed waits for
  * the rows/transpose paths of the executor.
  */
@@ -253,10 +255,73 @@ static void run_pad(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, c
     tgr_pad_s8(rank, dims, pads, fill, (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
 }
 
+/* ---- Resize (nearest) -------------------------------------------------------------------------- */
+
+/* Per-axis scale in/out as the reference samples (float32): 1 / the explicit scale when the
+ * plan carries OP_ATTR_RESIZE_SCALES (measured: a 1.7x upscale of 7 columns differs from 7/11),
+ * else in / out (equal to 1 / the integer factor in stride_h/w when there is one). */
+static float resize_scale(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t len = 0;
+    const uint8_t *scales = tgr_attr_find(p, o, ATTR_RESIZE_SCALES, &len);
+    if (scales != NULL) {
+        return 1.0f / rd_f32(scales + 4u * (axis - 1u));
+    }
+    return (float)tensor_dim(p, in, axis) / (float)tensor_dim(p, out, axis);
+}
+
+static tgr_status check_resize_nearest(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t len = 0, k;
+    const uint8_t *scales = tgr_attr_find(p, o, ATTR_RESIZE_SCALES, &len);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (!tgr_is_nhwc(p, in) || !tgr_is_nhwc(p, out) || tensor_dim(p, in, 0) != tensor_dim(p, out, 0) ||
+        tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
+        return unsupported(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
+    }
+    if (sp.kernel_h < 1u || sp.kernel_h > 3u) {
+        /* Conventions 1-3 were measured; 0 (half_pixel without the nearest rounding) never
+         * appeared for a nearest resize. */
+        return unsupported(err, p, o, "this sampling convention");
+    }
+    for (k = 1; k <= 2u; ++k) {
+        uint32_t factor = k == 1u ? sp.stride_h : sp.stride_w;
+        if (factor != 0u && tensor_dim(p, out, k) != (int32_t)factor * tensor_dim(p, in, k)) {
+            return tgr_bad_op(err, p, o, "integer scale factors disagree with the extents");
+        }
+        if (scales != NULL && !(rd_f32(scales + 4u * (k - 1u)) > 0.0f)) {
+            return tgr_bad_op(err, p, o, "explicit scale is not positive");
+        }
+    }
+    if (!neutral_activation(&sp)) {
+        return unsupported(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+static void run_resize_nearest(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    tgr_qparams qin = tgr_qparams_of(p, in);
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    (void)region;
+    tgr_resize_nearest_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, in, 2), tensor_dim(p, in, 3),
+                          tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_rec(p, o)[12],
+                          resize_scale(p, o, 1), resize_scale(p, o, 2), &qin, &qout, (const int8_t *)tensor_ptr[in],
+                          (int8_t *)tensor_ptr[out]);
+}
+
 static const tgr_op_impl movement_family[] = {
     {13, TILING_NONE, check_concat, run_concat},
     {14, TILING_NONE, check_pad, run_pad},
     {29, TILING_NONE, check_transpose, run_transpose},
+    {30, TILING_NONE, check_resize_nearest, run_resize_nearest},
     {35, TILING_NONE, check_split, run_split},
 };
 

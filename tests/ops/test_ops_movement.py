@@ -269,6 +269,57 @@ def test_pad(case: str, qset: str, work: Path, lib: Path) -> None:
     assert_same_as_reference(plan, lib)
 
 
+# --------------------------------------------------------------------------- Resize (nearest)
+
+NEAREST_MODES = {  # plan convention (kernel_h) -> ONNX attributes that produce it
+    1: {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+    2: {"coordinate_transformation_mode": "align_corners", "nearest_mode": "round_prefer_ceil"},
+    3: {"coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_ceil"},
+}
+NEAREST_SIZES = [(4, 5, 8, 10), (5, 7, 3, 4), (6, 6, 9, 4), (7, 3, 16, 11), (9, 12, 4, 5), (3, 5, 7, 13)]
+NEAREST_SCALES = [(5, 7, 1.5, 1.7), (9, 11, 0.6, 2.3), (7, 5, 1.3, 0.75)]
+
+
+def _nearest(shape, mode: int, sizes=None, scales=None):
+    inits = [const("roi", [], np.float32)]
+    if scales is not None:
+        inits.append(const("sc", [1, 1, *scales], np.float32))
+    else:
+        inits += [const("sc", [], np.float32), const("sz", sizes, np.int64)]
+    names = ["x"] + [t.name for t in inits]
+    return graph([node("Resize", names, ["y"], mode="nearest", **NEAREST_MODES[mode])], {"x": shape}, inits)
+
+
+@pytest.mark.parametrize("mode", sorted(NEAREST_MODES))
+@pytest.mark.parametrize("size", NEAREST_SIZES, ids=str)
+def test_resize_nearest_sizes(size, mode: int, work: Path, lib: Path) -> None:
+    """Index in float32: floor(i * in/out), round(i * (in-1)/(out-1)), floor((i + 0.5) * in/out)."""
+    ih, iw, oh, ow = size
+    plan = plan_for(work, f"nearest_{mode}_{ih}x{iw}_{oh}x{ow}", _nearest([1, 3, ih, iw], mode, sizes=[1, 3, oh, ow]),
+                    {"x": (0.02, 3), "y": (0.02, 3)})
+    p = read_plan(plan)
+    assert opcodes(p) == [30] and p["ops"][0]["spatial"]["kernel_h"] == mode
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
+@pytest.mark.parametrize("mode", [1, 3])
+@pytest.mark.parametrize("scales", NEAREST_SCALES, ids=str)
+def test_resize_nearest_explicit_scales(scales, mode: int, work: Path, lib: Path) -> None:
+    """Non-integer explicit scales (OP_ATTR_RESIZE_SCALES): the step is float32(1 / scale)."""
+    ih, iw, sh, sw = scales
+    plan = plan_for(work, f"nearest_sc_{mode}_{ih}x{iw}_{sh}_{sw}", _nearest([1, 2, ih, iw], mode, scales=(sh, sw)),
+                    {"x": (0.02, 3), "y": (0.02, 3)})
+    assert any(a["type"] == 10 for a in read_plan(plan).get("op_attributes", []))
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
+@pytest.mark.parametrize("qset", ["plain", "tie_f32", "tie_half", "tie_175"])
+def test_resize_nearest_requantizing(qset: str, work: Path, lib: Path) -> None:
+    """Different in/out quantization: the sampled code is requantized in double (like Reshape)."""
+    plan = plan_for(work, f"nearest_rq_{qset}", _nearest([1, 1, 16, 16], 1, sizes=[1, 1, 16, 32]), _io(qset))
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
 # --------------------------------------------------------------------------- refused movement ops
 
 def test_mirror_pad_is_refused(work: Path, lib: Path) -> None:
@@ -284,6 +335,8 @@ FIXTURES_SUPPORTED = [
     "transpose", "reshape", "squeeze", "squeeze_op", "expand_dims", "expand_dims_op", "unpack_one",
     "shape_pack_reshape", "depth_to_space", "space_to_depth", "space_to_batch", "concat_channels",
     "concat_rows", "concat_rank2", "concat_outer", "broadcast_to", "pack", "pack_outer", "pad", "padv2",
+    "resize_nearest", "resize_nearest_align_corners_down", "resize_nearest_asymmetric",
+    "resize_nearest_asymmetric_down", "resize_nearest_half_pixel_down",
 ]
 FIXTURES_REFUSED = {  # fixture -> op our loader names (why: see the test ids and the report)
     "mirror_pad_reflect": "MirrorPad", "mirror_pad_symmetric": "MirrorPad",

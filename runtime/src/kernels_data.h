@@ -57,6 +57,14 @@ void tgr_resize_nearest_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t ch
  * all in float32 and clamped to in - 1; `scale` is in/out (or 1 / the plan's explicit scale). */
 int32_t tgr_resize_nearest_index(int32_t convention, float scale, int32_t in, int32_t out, int32_t i);
 
+/* Bilinear resize of NHWC with equal in/out quantization, Q10 fixed point: per axis the
+ * source position v = i * s10 (asymmetric, align_corners with s10 from (in-1)/(out-1)) or
+ * ((2i + 1) * s10 >> 1) - 512 (half pixel, clamped at 0), s10 = round(scale * 1024); the four
+ * neighbours are weighted by (1024 - d) / d per axis and the Q20 sum is rounded half away from
+ * zero. convention: 0 half pixel, 1 asymmetric, 2 align_corners. */
+void tgr_resize_bilinear_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
+                            int32_t convention, const int8_t *in, int8_t *out);
+
 /* ---- reductions ----------------------------------------------------------------------------- */
 
 enum { TGR_REDUCE_MEAN = 0, TGR_REDUCE_SUM, TGR_REDUCE_MAX, TGR_REDUCE_MIN };

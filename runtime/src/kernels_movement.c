@@ -185,3 +185,65 @@ void tgr_resize_nearest_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t ch
         }
     }
 }
+
+/* Q10 source step of one axis. */
+static int32_t bilinear_step(int32_t convention, int32_t in, int32_t out)
+{
+    float scale;
+    if (convention == 2) {
+        scale = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+    } else {
+        scale = (float)in / (float)out;
+    }
+    return (int32_t)roundf(scale * 1024.0f);
+}
+
+/* Neighbours i0 <= i1 and the Q10 distance of the sample from i0 along one axis. */
+static void bilinear_source(int32_t convention, int32_t step, int32_t in, int32_t i, int32_t *i0, int32_t *i1,
+                            int32_t *frac)
+{
+    int32_t v = convention == 0 ? (((2 * i + 1) * step) >> 1) - 512 : i * step;
+    if (v < 0) {
+        v = 0; /* half-pixel samples before the first centre take the edge */
+    }
+    *i0 = v >> 10;
+    *i1 = (v + 1023) >> 10;
+    *frac = v - (*i0 << 10);
+    if (*i0 > in - 1) {
+        *i0 = in - 1;
+    }
+    if (*i1 > in - 1) {
+        *i1 = in - 1;
+    }
+}
+
+void tgr_resize_bilinear_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
+                            int32_t convention, const int8_t *in, int8_t *out)
+{
+    const int32_t step_h = bilinear_step(convention, in_h, out_h);
+    const int32_t step_w = bilinear_step(convention, in_w, out_w);
+    int32_t n, y, x, c;
+    for (n = 0; n < batch; ++n) {
+        const int8_t *image = in + (size_t)n * in_h * in_w * channels;
+        for (y = 0; y < out_h; ++y) {
+            int32_t y0, y1, dy;
+            bilinear_source(convention, step_h, in_h, y, &y0, &y1, &dy);
+            for (x = 0; x < out_w; ++x) {
+                int32_t x0, x1, dx;
+                const int8_t *p00, *p01, *p10, *p11;
+                bilinear_source(convention, step_w, in_w, x, &x0, &x1, &dx);
+                p00 = image + ((size_t)y0 * in_w + x0) * channels;
+                p01 = image + ((size_t)y0 * in_w + x1) * channels;
+                p10 = image + ((size_t)y1 * in_w + x0) * channels;
+                p11 = image + ((size_t)y1 * in_w + x1) * channels;
+                for (c = 0; c < channels; ++c) {
+                    /* |sum| <= 128 * 2^20: fits int32. */
+                    int32_t sum = p00[c] * (1024 - dy) * (1024 - dx) + p01[c] * (1024 - dy) * dx +
+                                  p10[c] * dy * (1024 - dx) + p11[c] * dy * dx;
+                    int32_t v = sum >= 0 ? (sum + (1 << 19)) >> 20 : -((-sum + (1 << 19)) >> 20);
+                    *out++ = (int8_t)clamp_i32(v, -128, 127);
+                }
+            }
+        }
+    }
+}

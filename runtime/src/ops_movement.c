@@ -12,6 +12,7 @@
  *   output zero point; the compiler only emits it with equal in/out quantization.
  * - Resize (nearest) copies the sampled pixel, requantized in double like Reshape when the
  *   encodings differ; the sampling index is computed in float32 (kernels_movement.c).
+ * - ResizeLinear interpolates in Q10 fixed point (equal quantization only).
  * None of these runs on tile regions (TILING_NONE): a stage that needs them streamed waits for
  * the rows/transpose paths of the executor.
  */
@@ -317,12 +318,62 @@ static void run_resize_nearest(const tgr_plan *p, uint32_t o, uint8_t *const *te
                           (int8_t *)tensor_ptr[out]);
 }
 
+/* ResizeLinear: only what was measured bit-exact (tests/ops/test_ops_movement.py). With
+ * different in/out quantization the reference's rounding matched neither the double nor the
+ * float32 requantization of the interpolated value on tie-prone scale pairs, and explicit
+ * non-integer scales were not probed: both are refused rather than approximated. */
+static tgr_status check_resize_bilinear(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t k;
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (!tgr_is_nhwc(p, in) || !tgr_is_nhwc(p, out) || tensor_dim(p, in, 0) != tensor_dim(p, out, 0) ||
+        tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
+        return unsupported(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
+    }
+    if (sp.kernel_h > 2u) {
+        return unsupported(err, p, o, "this sampling convention");
+    }
+    if (tgr_attr_find(p, o, ATTR_RESIZE_SCALES, NULL) != NULL) {
+        return unsupported(err, p, o, "bilinear resizing with explicit non-integer scales");
+    }
+    if (!tgr_same_qparams(p, in, out)) {
+        return unsupported(err, p, o, "bilinear resizing with requantization");
+    }
+    for (k = 1; k <= 2u; ++k) {
+        uint32_t factor = k == 1u ? sp.stride_h : sp.stride_w;
+        if (factor != 0u && tensor_dim(p, out, k) != (int32_t)factor * tensor_dim(p, in, k)) {
+            return tgr_bad_op(err, p, o, "integer scale factors disagree with the extents");
+        }
+        if (tensor_dim(p, in, k) > 65535 || tensor_dim(p, out, k) > 65535) {
+            return unsupported(err, p, o, "extents above 65535");
+        }
+    }
+    if (!neutral_activation(&sp)) {
+        return unsupported(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+static void run_resize_bilinear(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    (void)region;
+    tgr_resize_bilinear_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, in, 2), tensor_dim(p, in, 3),
+                           tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_rec(p, o)[12],
+                           (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
+}
+
 static const tgr_op_impl movement_family[] = {
     {13, TILING_NONE, check_concat, run_concat},
     {14, TILING_NONE, check_pad, run_pad},
     {29, TILING_NONE, check_transpose, run_transpose},
     {30, TILING_NONE, check_resize_nearest, run_resize_nearest},
     {35, TILING_NONE, check_split, run_split},
+    {36, TILING_NONE, check_resize_bilinear, run_resize_bilinear},
 };
 
 const tgr_op_impl *tgr_ops_movement(uint32_t opcode)

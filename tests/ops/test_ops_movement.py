@@ -320,6 +320,40 @@ def test_resize_nearest_requantizing(qset: str, work: Path, lib: Path) -> None:
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 
+# --------------------------------------------------------------------------- ResizeLinear
+
+LINEAR_MODES = {0: "half_pixel", 1: "asymmetric", 2: "align_corners"}
+LINEAR_SIZES = [(4, 5, 8, 10), (5, 7, 3, 4), (6, 6, 9, 4), (7, 3, 16, 11), (9, 12, 4, 5), (3, 5, 7, 13)]
+
+
+def _linear(shape, mode: int, out_hw):
+    inits = [const("roi", [], np.float32), const("sc", [], np.float32),
+             const("sz", [shape[0], shape[1], *out_hw], np.int64)]
+    return graph([node("Resize", ["x", "roi", "sc", "sz"], ["y"], mode="linear",
+                       coordinate_transformation_mode=LINEAR_MODES[mode])], {"x": shape}, inits)
+
+
+@pytest.mark.parametrize("mode", sorted(LINEAR_MODES))
+@pytest.mark.parametrize("size", LINEAR_SIZES, ids=str)
+def test_resize_bilinear(size, mode: int, work: Path, lib: Path) -> None:
+    """Q10 fixed point: step round(scale * 1024), Q20 sum of the four weighted neighbours rounded
+    half away from zero (a float32 interpolation differs on up to 20 % of outputs)."""
+    ih, iw, oh, ow = size
+    plan = plan_for(work, f"bilinear_{mode}_{ih}x{iw}_{oh}x{ow}", _linear([1, 3, ih, iw], mode, (oh, ow)),
+                    {"x": (0.02, 3), "y": (0.02, 3)})
+    p = read_plan(plan)
+    assert opcodes(p) == [36] and p["ops"][0]["spatial"]["kernel_h"] == mode
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
+def test_resize_bilinear_requantizing_is_refused(work: Path, lib: Path) -> None:
+    """The reference accepts it, but its rounding of the requantized interpolation was not pinned
+    down (neither double nor float32 requantization of the Q20 value matches on tie-prone scale
+    pairs), so this runtime refuses it rather than differ in the last bit."""
+    plan = plan_for(work, "bilinear_rq", _linear([1, 3, 4, 5], 1, (8, 10)), _io("plain"))
+    assert_refused(plan, lib, "ResizeLinear", reference_refuses=False)
+
+
 # --------------------------------------------------------------------------- refused movement ops
 
 def test_mirror_pad_is_refused(work: Path, lib: Path) -> None:
@@ -336,7 +370,9 @@ FIXTURES_SUPPORTED = [
     "shape_pack_reshape", "depth_to_space", "space_to_depth", "space_to_batch", "concat_channels",
     "concat_rows", "concat_rank2", "concat_outer", "broadcast_to", "pack", "pack_outer", "pad", "padv2",
     "resize_nearest", "resize_nearest_align_corners_down", "resize_nearest_asymmetric",
-    "resize_nearest_asymmetric_down", "resize_nearest_half_pixel_down",
+    "resize_nearest_asymmetric_down", "resize_nearest_half_pixel_down", "resize_bilinear",
+    "resize_bilinear_align_corners_down", "resize_bilinear_asymmetric", "resize_bilinear_asymmetric_down",
+    "resize_bilinear_half_pixel_down",
 ]
 FIXTURES_REFUSED = {  # fixture -> op our loader names (why: see the test ids and the report)
     "mirror_pad_reflect": "MirrorPad", "mirror_pad_symmetric": "MirrorPad",

@@ -43,6 +43,7 @@ from opmodels import random_inputs, read_plan  # noqa: E402
 from opmodels.qdq_manual import quantize_manual  # noqa: E402
 
 __all__ = ["node", "const", "graph", "quantize", "build", "compile_model", "read_plan", "opcodes", "plan_for",
+           "sdist_ops_dir", "fixture_plan",
            "our_library", "code_sweep", "compare_feeds", "assert_same_as_reference", "assert_refused"]
 
 node = helper.make_node
@@ -170,6 +171,53 @@ def plan_for(directory: Path, name: str, model: onnx.ModelProto,
                          budget)
 
 
+# --------------------------------------------------------------------------- the compiler's fixtures
+
+SDIST = "tigris_ml-0.12.1"
+_SDIST_OPS = "tests/fixtures/tflite/ops"
+
+
+def sdist_ops_dir() -> Path | None:
+    """tigris-ml 0.12.1's own per-op TFLite fixtures (in its source distribution only).
+
+    Looked up in /tmp/sdist (where developers extract it) and build/sdist; if absent, fetched
+    once with the venv's pip (``pip download --no-binary :all: --no-deps tigris-ml==0.12.1``)
+    into build/sdist. None when that fails (no network)."""
+    import subprocess
+    import tarfile
+
+    for root in (Path("/tmp/sdist"), _REPO / "build" / "sdist"):
+        if (root / SDIST / _SDIST_OPS).is_dir():
+            return root / SDIST / _SDIST_OPS
+    dest = _REPO / "build" / "sdist"
+    dest.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+                        "tigris-ml==0.12.1", "-d", str(dest)], capture_output=True, text=True)
+    archive = dest / f"{SDIST}.tar.gz"
+    if r.returncode != 0 or not archive.is_file():
+        return None
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(f"{SDIST}/{_SDIST_OPS}/")]
+        tar.extractall(dest, members=members, filter="data")
+    ops = dest / SDIST / _SDIST_OPS
+    return ops if ops.is_dir() else None
+
+
+def fixture_plan(name: str, directory: Path) -> Path:
+    """Compile the sdist fixture ``name``.tflite at 256K (skips, or fails under CI, when the
+    sdist cannot be had)."""
+    import pytest
+    from conftest import in_ci
+
+    ops = sdist_ops_dir()
+    if ops is None or not (ops / f"{name}.tflite").is_file():
+        message = f"tigris-ml 0.12.1 sdist fixture {name}.tflite unavailable (pip download failed?)"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return compile_model(ops / f"{name}.tflite", directory / f"fixture_{name}.tgrs")
+
+
 # --------------------------------------------------------------------------- differential runs
 
 _LIBRARY: list[Path] = []
@@ -181,11 +229,14 @@ def our_library() -> Path:
     import os
     import subprocess
 
+    from conftest import require_tool
+
     if not _LIBRARY:
         override = os.environ.get("TGR_TEST_LIBRARY")
         if override:
             _LIBRARY.append(Path(override).resolve(strict=True))
         else:
+            require_tool("gcc")
             lib = _REPO / "build" / "host" / "libtigris_host.so"
             cmd = [sys.executable, "-m", "SCons", "-C", str(_REPO), "host"]
             r = subprocess.run(cmd, capture_output=True, text=True)

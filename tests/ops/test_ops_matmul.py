@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models_data import (  # noqa: E402
     assert_refused,
     assert_same_as_reference,
-    compile_model,
     const,
+    fixture_plan,
     graph,
     node,
     opcodes,
@@ -33,7 +33,6 @@ from models_data import (  # noqa: E402
 pytest.importorskip("tigris.runtime")
 
 MATMUL, GEMM = 25, 9
-SDIST_OPS = Path("/tmp/sdist/tigris_ml-0.12.1/tests/fixtures/tflite/ops")
 
 QUANT = {  # a, b, y
     "plain": ((0.02, 3), (0.03, -2), (0.05, -4)),
@@ -97,7 +96,4 @@ FIXTURES = ["batch_matmul", "fully_connected_bias", "fully_connected_rank3"]
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_tflite_fixture(name: str, work: Path, lib: Path) -> None:
-    src = SDIST_OPS / f"{name}.tflite"
-    if not src.is_file():
-        pytest.skip(f"{src} missing: extract the tigris-ml 0.12.1 sdist into /tmp/sdist")
-    assert_same_as_reference(compile_model(src, work / f"fixture_{name}.tgrs"), lib)
+    assert_same_as_reference(fixture_plan(name, work), lib)

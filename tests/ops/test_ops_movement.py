@@ -28,6 +28,7 @@ from models_data import (  # noqa: E402
     assert_refused,
     assert_same_as_reference,
     const,
+    fixture_plan,
     graph,
     node,
     opcodes,
@@ -47,7 +48,6 @@ TIE_HALF = ((0.1, 3), (0.2, -5))
 TIE_175 = ((0.17499999701976776, -7), (0.05000000074505806, 2))
 QSETS = {"same": SAME, "plain": PLAIN, "tie_f32": TIE_F32, "tie_half": TIE_HALF, "tie_175": TIE_175}
 
-SDIST_OPS = Path("/tmp/sdist/tigris_ml-0.12.1/tests/fixtures/tflite/ops")
 
 
 @pytest.fixture(scope="module")
@@ -113,13 +113,14 @@ RESHAPES = {  # input shape (ONNX), target shape; comments: what the compiler ma
 }
 
 
-@pytest.mark.parametrize("qset", ["same", "plain", "tie_f32", "tie_half"])
-@pytest.mark.parametrize("case", sorted(RESHAPES))
+RESHAPE_PARAMS = [(c, q) for c in sorted(RESHAPES) for q in ("same", "plain")] + [
+    (c, q) for c in ("matrix", "squeeze_hw", "ncl_to_nchw") for q in ("tie_f32", "tie_half", "tie_175")]
+
+
+@pytest.mark.parametrize(("case", "qset"), RESHAPE_PARAMS)
 def test_reshape(case: str, qset: str, work: Path, lib: Path) -> None:
     """Storage-order copy (or alias), requantized in double when the quantization differs."""
     shape, target = RESHAPES[case]
-    if qset not in ("same", "plain") and case not in ("matrix", "squeeze_hw", "ncl_to_nchw"):
-        pytest.skip("tie sets only on the cases that reach the requantizing kernel directly")
     model = _unary("Reshape", shape, const("shape", target))
     plan = plan_for(work, f"reshape_{case}_{qset}", model, _io(qset))
     p = read_plan(plan)
@@ -187,13 +188,14 @@ CONCAT_QUANT = {
 }
 
 
-@pytest.mark.parametrize("qset", sorted(CONCAT_QUANT))
-@pytest.mark.parametrize("case", sorted(CONCATS))
+CONCAT_PARAMS = [(c, q) for c in sorted(CONCATS) for q in ("same", "mixed")] + [
+    (c, q) for c in ("channels_2", "channels_3", "ncl_length") for q in ("tie_f32", "tie_half")]
+
+
+@pytest.mark.parametrize(("case", "qset"), CONCAT_PARAMS)
 def test_concat(case: str, qset: str, work: Path, lib: Path) -> None:
     """Inputs quantized like the output are copied, the others requantized in float32."""
     shapes, axis = CONCATS[case]
-    if qset.startswith("tie") and case not in ("channels_2", "channels_3", "ncl_length"):
-        pytest.skip("tie sets on three layouts only")
     names = [f"x{i}" for i in range(len(shapes))]
     model = graph([node("Concat", names, ["y"], axis=axis)], dict(zip(names, shapes)))
     q = CONCAT_QUANT[qset]
@@ -382,20 +384,11 @@ FIXTURES_REFUSED = {  # fixture -> op our loader names (why: see the test ids an
 }
 
 
-def _fixture_plan(name: str, work: Path) -> Path:
-    from models_data import compile_model
-
-    src = SDIST_OPS / f"{name}.tflite"
-    if not src.is_file():
-        pytest.skip(f"{src} missing: extract the tigris-ml 0.12.1 sdist into /tmp/sdist (see tests/ops docs)")
-    return compile_model(src, work / f"fixture_{name}.tgrs")
-
-
 @pytest.mark.parametrize("name", FIXTURES_SUPPORTED)
 def test_tflite_fixture(name: str, work: Path, lib: Path) -> None:
-    assert_same_as_reference(_fixture_plan(name, work), lib)
+    assert_same_as_reference(fixture_plan(name, work), lib)
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES_REFUSED))
 def test_tflite_fixture_refused(name: str, work: Path, lib: Path) -> None:
-    assert_refused(_fixture_plan(name, work), lib, FIXTURES_REFUSED[name])
+    assert_refused(fixture_plan(name, work), lib, FIXTURES_REFUSED[name])

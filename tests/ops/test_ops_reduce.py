@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models_data import (  # noqa: E402
     assert_refused,
     assert_same_as_reference,
-    compile_model,
     const,
+    fixture_plan,
     graph,
     node,
     opcodes,
@@ -31,7 +31,6 @@ from models_data import (  # noqa: E402
 
 pytest.importorskip("tigris.runtime")
 
-SDIST_OPS = Path("/tmp/sdist/tigris_ml-0.12.1/tests/fixtures/tflite/ops")
 OPCODE = {"ReduceMean": 26, "ReduceMax": 60, "ReduceMin": 61, "ReduceSum": 62, "GlobalMaxPool": 31,
           "MaxPool": 5, "AveragePool": 6}
 
@@ -134,7 +133,4 @@ FIXTURES = [
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_tflite_fixture(name: str, work: Path, lib: Path) -> None:
-    src = SDIST_OPS / f"{name}.tflite"
-    if not src.is_file():
-        pytest.skip(f"{src} missing: extract the tigris-ml 0.12.1 sdist into /tmp/sdist")
-    assert_same_as_reference(compile_model(src, work / f"fixture_{name}.tgrs"), lib)
+    assert_same_as_reference(fixture_plan(name, work), lib)

@@ -6,7 +6,8 @@ plantools.PlanView, i.e. the layouts of tgrs-format.md §3-§6). For every mutat
 must refuse the plan when ``tigris.runtime.Session`` is created, with a message containing a
 specific substring (which record, which value), and ``tgr_plan_load`` must return the expected
 ``tgr_status`` (read through ctypes, plantools.LoaderProbe). Whole plans our runtime does not
-execute (a standalone Relu, LZ4 weights, a float32 model) are in the same table.
+execute (a standalone Relu, a float32 model) are in the same table; LZ4 plans load, so their
+weight-block records are mutated instead.
 
 The loader is what lets the executor and kernels index the plan without bounds checks, so a
 mutation that slips through is a memory-safety bug waiting for a kernel: test_sanitizers.py
@@ -72,8 +73,8 @@ BASES: dict[str, Callable] = {
     "ir_17K": lambda c: c.case_plan("inverted_residual", "17K"),  # 2 stages: [Conv, DW, Conv], [Add]
     "ir2": lambda c: c.plan("ir2_two_blocks", _build_ir2, "256K"),  # attrs on ops 3 and 7
     "gemm": lambda c: c.case_plan("gemm_bias"),
-    # whole plans our runtime does not execute
     "lz4": lambda c: c.ds_cnn_plan("64K", ["-c", "lz4"]),   # one stage, one LZ4 weight block
+    # whole plans our runtime does not execute
     "relu": lambda c: c.case_plan("relu_rescale"),
     "fp32": lambda c: c.plan("fp32_conv", _build_fp32_conv, "256K"),
 }

@@ -685,8 +685,7 @@ static int needed_after(const tgr_plan *p, uint32_t s, uint32_t t)
     for (i = 0; i < stage_ops_count(p, s); ++i) {
         uint32_t o = stage_op(p, s, i);
         if (op_num_inputs(p, o) == 1u && op_input(p, o, 0) == t && op_num_outputs(p, o) == 1u &&
-            (op_type(p, o) == OP_RESHAPE || op_type(p, o) == OP_FLATTEN) && op_output(p, o, 0) != t &&
-            tensor_bytes(p, op_output(p, o, 0)) == tensor_bytes(p, t) && needed_after(p, s, op_output(p, o, 0))) {
+            op_output(p, o, 0) != t && tgr_is_pure_reinterpretation(p, o) && needed_after(p, s, op_output(p, o, 0))) {
             return 1;
         }
     }

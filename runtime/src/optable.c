@@ -41,7 +41,8 @@ const tgr_op_contract tgr_op_contracts[OP_MAX_CODE + 1] = {
     [32] = {"Conv1D", 1, 1, 1, 1, 2, 1, 0x00000u, 0x00000u},
     [33] = {"LayerNormalization", 1, 1, 1, 1, 2, 1, 0x00004u, 0x00004u},
     [34] = {"Erf", 1, 1, 1, 1, 0, 0, 0x00000u, 0x00000u},
-    [35] = {"Split", 1, 1, 2, 255, 0, 0, 0x00000u, 0x00000u},
+    /* The contract says "none", but the writer stores the split sizes here (as float32). */
+    [35] = {"Split", 1, 1, 2, 255, 1, 0, 0x00000u, 0x00000u},
     [36] = {"ResizeLinear", 1, 1, 1, 1, 0, 0, 0x00400u, 0x00000u},
     [37] = {"HardSwish", 1, 1, 1, 1, 0, 0, 0x00000u, 0x00000u},
     [38] = {"Abs", 1, 1, 1, 1, 0, 0, 0x00000u, 0x00000u},

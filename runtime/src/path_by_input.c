@@ -27,6 +27,13 @@ int tgr_by_input_shape(const tgr_plan *p, uint32_t stage)
 
 static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
 
+/* The accumulator dies with the reduction: the floor drops before slow memory is released. */
+static void end_reduction(tgr_session *s, uint32_t stage)
+{
+    s->fast.floor = 0u;
+    tgr_fast_reset(s, stage);
+}
+
 /* Schema-10 grouped reduction: channel groups x intervals of the flattened spatial positions,
  * from the stage's v10 tile record (both 0 when the plan asks for plain row bands). */
 static void grouping_of(const tgr_plan *p, uint32_t stage, uint32_t *group, uint32_t *interval)
@@ -95,22 +102,24 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
                 memcpy(chunk + (i - p0) * width, slow_x + i * channels + c0, width);
             }
             s->counters.load_bytes += (p1 - p0) * width;
+            /* Traced as the reference traces it: the channel range in the row fields. */
             tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, NONE16, (uint32_t)(s->tensor_ptr[x] - s->fast.base),
-                            (uint32_t)(slow_x - s->slow.base) + p0 * channels + c0, (p1 - p0) * width, rows, cols);
+                            (uint32_t)(slow_x - s->slow.base) + p0 * channels + c0, (p1 - p0) * width, cols, NULL);
             tgr_mean_accumulate((int32_t)(p1 - p0), (int32_t)width, chunk, sums);
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
             if (p1 == positions) {
                 for (i = 0; i < width; ++i) {
-                    ((int8_t *)s->tensor_ptr[y])[c0 + i] = tgr_mean_finish(&m, sums[i]);
+                    ((int8_t *)s->tensor_ptr[y])[i] = tgr_mean_finish(&m, sums[i]);
                 }
-                memcpy(slow_y + c0, s->tensor_ptr[y] + c0, width);
+                memcpy(slow_y + c0, s->tensor_ptr[y], width);
                 s->counters.spill_bytes += width;
                 tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y - s->slow.base) + c0,
-                                (uint32_t)(s->tensor_ptr[y] - s->fast.base) + c0, width, NULL, cols);
+                                (uint32_t)(s->tensor_ptr[y] - s->fast.base), width, cols, NULL);
             }
             tgr_fast_reset(s, stage);
         }
     }
+    end_reduction(s, stage);
     s->tensor_ptr[x] = slow_x;
     s->tensor_alloc[x] = slow_x_alloc;
     s->tensor_ptr[y] = slow_y;
@@ -188,14 +197,16 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
         const uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes;
         tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, range, NULL);
         s->counters.tiles += 1u;
-        if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage) ||
-            !tgr_place(s, TGR_POOL_FAST, y, ceiling, stage)) {
+        if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: band of %d rows does not fit", stage, (int)(r1 - r0));
         }
         memcpy(s->tensor_ptr[x], slow_x + (uint32_t)r0 * row_bytes, bytes);
         s->counters.load_bytes += bytes;
         tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, NONE16, (uint32_t)(s->tensor_ptr[x] - s->fast.base),
                         (uint32_t)(slow_x - s->slow.base) + (uint32_t)r0 * row_bytes, bytes, range, NULL);
+        if (!tgr_place(s, TGR_POOL_FAST, y, ceiling, stage)) {
+            return tgr_fail(err, TGR_ERR_ARENA, "stage %u: band of %d rows does not fit", stage, (int)(r1 - r0));
+        }
         tgr_mean_accumulate((r1 - r0) * width, channels, (const int8_t *)s->tensor_ptr[x], sums);
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         if (r1 == rows) {
@@ -210,6 +221,7 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
         }
         tgr_fast_reset(s, stage);
     }
+    end_reduction(s, stage);
     /* Bands borrowed the tensors' slots; give them back their slow allocations. */
     s->tensor_ptr[x] = slow_x;
     s->tensor_alloc[x] = slow_x_alloc;

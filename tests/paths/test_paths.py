@@ -19,8 +19,7 @@ other than ``normal``:
 Event streams are compared too but only reported (printed; ``pytest -s``
 or ``-rP`` shows them): they are the next rung of the ladder (tgrs-executor.md §4.6) and differ
 today where our runtime skips the line-buffer roll or labels tile-buffered chain member
-allocations with the head stage, without
-changing outputs or peaks (README.md).
+allocations with the head stage, without changing outputs or peaks (README.md).
 """
 
 from __future__ import annotations

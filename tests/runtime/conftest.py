@@ -9,6 +9,7 @@
 * ``plan_cache``: builds each ``.onnx`` once and compiles each (model, budget, flags) once per
   session into a ``tmp_path_factory`` directory. Compiling is most of this folder's run time.
 * ``n_inputs``: random inputs per differential comparison: 10, or ``$TGR_TEST_INPUTS``.
+* ``$TGR_TEST_PLAN_CACHE``: a plan cache directory to reuse (set by test_sanitizers.py).
 
 Development aid: ``TGR_TEST_LIBRARY=/path/libtigris_host.so`` skips the SCons build and tests
 that library instead (e.g. one built from a snapshot while ``runtime/`` is mid-edit). The
@@ -38,13 +39,19 @@ SANITIZE = os.environ.get("TGR_TEST_SANITIZE") == "1"
 DEFAULT_INPUTS = 10
 
 
+_BUILD_FAILURE: list[str] = []  # pytest does not cache a failing fixture: build once, fail fast after
+
+
 def _build_library(sanitize: bool) -> Path:
     cmd = [sys.executable, "-m", "SCons", "-C", str(REPO), "host"] + (["sanitize=1"] if sanitize else [])
     lib = REPO / "build" / ("host-san" if sanitize else "host") / "libtigris_host.so"
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0 or not lib.is_file():
-        pytest.fail(f"{' '.join(cmd)} failed ({r.returncode}), {lib} missing or stale:\n"
-                    f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}", pytrace=False)
+    if not _BUILD_FAILURE:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0 or not lib.is_file():
+            _BUILD_FAILURE.append(f"{' '.join(cmd)} failed ({r.returncode}), {lib} missing or stale:\n"
+                                  f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+    if _BUILD_FAILURE:
+        pytest.fail(_BUILD_FAILURE[0], pytrace=False)
     return lib
 
 
@@ -73,10 +80,16 @@ def _slug(text: str) -> str:
 
 
 class PlanCache:
-    """Build every model once and compile every (model, budget, extra args) once per session."""
+    """Build every model once and compile every (model, budget, extra args) once per session.
 
-    def __init__(self, root: Path) -> None:
+    With ``reuse=True`` files already in ``root`` (from an earlier run of the same code) are
+    taken as they are: test_sanitizers.py hands its own session's cache directory to the
+    sanitized child run (``$TGR_TEST_PLAN_CACHE``) so the same plans are not compiled twice.
+    """
+
+    def __init__(self, root: Path, reuse: bool = False) -> None:
         self.root = root
+        self.reuse = reuse
         self._models: dict[str, Path] = {}
         self._plans: dict[tuple[str, str, tuple[str, ...]], Path] = {}
 
@@ -84,17 +97,23 @@ class PlanCache:
         """``build(dir) -> .onnx path``, run once per ``name``."""
         if name not in self._models:
             out_dir = self.root / "models" / _slug(name)
-            out_dir.mkdir(parents=True, exist_ok=True)
-            self._models[name] = Path(build(out_dir))
+            existing = sorted(out_dir.glob("*.onnx")) if self.reuse else []
+            if len(existing) == 1:
+                self._models[name] = existing[0]
+            else:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                self._models[name] = Path(build(out_dir))
         return self._models[name]
 
     def plan(self, name: str, build: Callable[[Path], Path], budget: str,
              extra_args: Sequence[str] = ()) -> Path:
         key = (name, budget, tuple(extra_args))
         if key not in self._plans:
-            onnx_path = self.model(name, build)
             out = self.root / "plans" / _slug("_".join([name, budget, *extra_args])) / "plan.tgrs"
-            self._plans[key] = compile_plan(onnx_path, budget, out, extra_args)
+            if self.reuse and out.is_file():
+                self._plans[key] = out
+            else:
+                self._plans[key] = compile_plan(self.model(name, build), budget, out, extra_args)
         return self._plans[key]
 
     # ---- the models the runtime tests use
@@ -112,4 +131,7 @@ class PlanCache:
 
 @pytest.fixture(scope="session")
 def plan_cache(tmp_path_factory: pytest.TempPathFactory) -> PlanCache:
+    shared = os.environ.get("TGR_TEST_PLAN_CACHE")
+    if shared:
+        return PlanCache(Path(shared), reuse=True)
     return PlanCache(tmp_path_factory.mktemp("runtime_plans"))

@@ -36,7 +36,7 @@ def _sanitizer_runtime(gcc: str, name: str) -> str:
     return path
 
 
-def test_differential_and_loader_tests_pass_under_asan_ubsan() -> None:
+def test_differential_and_loader_tests_pass_under_asan_ubsan(plan_cache) -> None:
     from conftest import require_tool  # tests/conftest.py: skip outside CI, fail under CI=true
 
     gcc = require_tool("gcc")
@@ -51,6 +51,8 @@ def test_differential_and_loader_tests_pass_under_asan_ubsan() -> None:
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
         # memory safety is about code paths, not input count: 3 random inputs per plan
         "TGR_TEST_INPUTS": os.environ.get("TGR_TEST_INPUTS", "3"),
+        # reuse the plans this session already compiled (the child compiles what is missing)
+        "TGR_TEST_PLAN_CACHE": str(plan_cache.root),
     })
     cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "--capture=sys", "-p", "no:cacheprovider",
            str(HERE / "test_differential.py"), str(HERE / "test_loader_rejections.py")]

@@ -14,7 +14,8 @@ void tgr_dispatch(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, co
 /* Requantization of a GlobalAveragePool op, for whole-tensor and banded execution. */
 void tgr_mean_of(const tgr_plan *p, uint32_t op, tgr_mean *m);
 
-/* TILING_* mode of an opcode (ops.h). */
+/* Spatial TILING_* mode of an opcode (ops.h), and whether it runs on row bands. */
 uint32_t tgr_op_tiling(uint32_t opcode);
+int tgr_op_rows(uint32_t opcode);
 
 #endif

@@ -32,10 +32,18 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
 tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
                          const uint8_t *const *weights, tgr_error *err);
 
+tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
+                        tgr_error *err);
+tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
+tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
+
 tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
                             tgr_error *err);
 
-/* Path helpers shared with the loader checks (path_tiles.c). */
+/* Path helpers shared with the loader checks (path_tiles.c, path_rows.c, path_by_input.c). */
+int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why);
+int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *rows, uint32_t *cols, uint32_t *block);
+int tgr_reshape_band_shape(const tgr_plan *p, uint32_t stage);
 int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why);
 int tgr_by_input_shape(const tgr_plan *p, uint32_t stage);
 /* A v10 grouped-reduction record (channel group, spatial interval) that this stage can honour. */

@@ -167,8 +167,13 @@ static void release_slow(tgr_session *s, uint32_t stage)
     for (t = 0; t < p->num_tensors; ++t) {
         if (tgr_pool_of(s, s->tensor_ptr[t]) == TGR_POOL_SLOW && !(tensor_flags(p, t) & TF_MODEL_OUTPUT) &&
             !read_by_later_stage(p, stage, t)) {
+            uint8_t *block = s->tensor_ptr[t];
+            uint32_t other;
             s->tensor_ptr[t] = NULL;
-            freed = 1;
+            /* A block another tensor still points at (an output written over its input) stays. */
+            for (other = 0; other < p->num_tensors && s->tensor_ptr[other] != block; ++other) {
+            }
+            freed |= other == p->num_tensors;
         }
     }
     if (freed) {
@@ -191,7 +196,7 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
 {
     uint32_t tile = stage_tile_plan(p, stage);
     const uint8_t *record = NULL;
-    uint32_t axis = 0;
+    uint32_t axis = 0, rows, cols, block;
     *why = "";
     if (stage_chain_id(p, stage) != NONE16) {
         if (stage_chain_id(p, stage) != stage) {
@@ -206,6 +211,12 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
     if (tgr_by_input_shape(p, stage)) {
         return TGR_PATH_BY_INPUT;
     }
+    if (tgr_transpose_shape(p, stage, &rows, &cols, &block)) {
+        return TGR_PATH_TRANSPOSE;
+    }
+    if (tgr_reshape_band_shape(p, stage)) {
+        return TGR_PATH_RESHAPE;
+    }
     if (tile != NONE16) {
         record = p->tile_plans + tile * (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
         axis = record[0] == 0u ? 0u : (p->version >= 5u ? record[1] : 1u);
@@ -215,6 +226,9 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
     }
     if (count_window_ops(p, stage) <= 1u && tgr_stripe_capable(p, stage, stage, why)) {
         return TGR_PATH_TILED;
+    }
+    if (count_window_ops(p, stage) == 0u && tgr_rows_capable(p, stage, why)) {
+        return TGR_PATH_ROWS;
     }
     if (axis != 0u) {
         if (**why == '\0') {
@@ -293,6 +307,12 @@ static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t last, uint32
         return tgr_run_normal(s, stage, limit, weights, err);
     case TGR_PATH_BY_INPUT:
         return tgr_run_by_input(s, stage, limit, weights, err);
+    case TGR_PATH_ROWS:
+        return tgr_run_rows(s, stage, limit, weights, err);
+    case TGR_PATH_TRANSPOSE:
+        return tgr_run_transpose(s, stage, limit, err);
+    case TGR_PATH_RESHAPE:
+        return tgr_run_reshape(s, stage, limit, err);
     default:
         return tgr_run_tiles(s, stage, limit, path, weights, err);
     }
@@ -368,8 +388,7 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
             return st;
         }
         release_slow(s, last);
-        s->fast.floor = 0u;
-        tgr_fast_reset(s, last);
+        tgr_fast_release(s, last);
         tgr_emit(s, TGR_EV_STAGE_END, TGR_POOL_NONE, stage, NONE16, NONE16, 0u, 0u, 0u);
     }
     for (i = 0; i < num_outputs; ++i) {

@@ -9,11 +9,16 @@
 #include "kernels.h"
 #include "tgr_internal.h"
 
-/* How an op can take part in tiled execution (path_tiles.c). */
+/* How an op can take part in tiled execution: one spatial mode (path_tiles.c), optionally
+ * combined with TILING_ROWS. */
 enum {
-    TILING_NONE = 0,   /* whole tensors only */
-    TILING_POINTWISE,  /* output rows/cols map 1:1 onto input rows/cols */
-    TILING_WINDOW      /* a sliding window described by the op's kernel/stride/pad fields */
+    TILING_NONE = 0,      /* whole tensors only */
+    TILING_POINTWISE = 1, /* output rows/cols map 1:1 onto input rows/cols */
+    TILING_WINDOW = 2,    /* a sliding window described by the op's kernel/stride/pad fields */
+    TILING_SPATIAL = 3,   /* mask of the two modes above */
+    /* `run` also works on row bands (path_rows.c): a region's rows [0],[1) then select a band of
+     * the tensor's row axis (axis 0 of rank <= 2, else axis 1 under a batch of 1). */
+    TILING_ROWS = 4
 };
 
 typedef struct tgr_op_impl {
@@ -53,6 +58,9 @@ int tgr_same_shape(const tgr_plan *p, uint32_t a, uint32_t b);
 int tgr_valid_pair(int32_t multiplier, int32_t shift);
 /* Rows [0],[1) and cols [2],[3) of rank-4 tensor t held by its buffer: its region, else all. */
 void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t out[4]);
+/* The row axis of tensor t for row bands, its extent, and the rows its buffer holds. */
+uint32_t tgr_row_axis(const tgr_plan *p, uint32_t t);
+int32_t tgr_row_count(const tgr_plan *p, uint32_t t, const int32_t *region);
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);
 

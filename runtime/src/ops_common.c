@@ -67,7 +67,13 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, con
 uint32_t tgr_op_tiling(uint32_t opcode)
 {
     const tgr_op_impl *impl = tgr_op_impl_of(opcode);
-    return impl != NULL ? impl->tiling : TILING_NONE;
+    return impl != NULL ? impl->tiling & TILING_SPATIAL : TILING_NONE;
+}
+
+int tgr_op_rows(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL && (impl->tiling & TILING_ROWS) != 0u;
 }
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -127,6 +133,16 @@ void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t
         out[2] = 0;
         out[3] = tensor_dim(p, t, 2);
     }
+}
+
+uint32_t tgr_row_axis(const tgr_plan *p, uint32_t t)
+{
+    return tensor_ndim(p, t) <= 2u ? 0u : 1u;
+}
+
+int32_t tgr_row_count(const tgr_plan *p, uint32_t t, const int32_t *region)
+{
+    return region != NULL ? region[4u * t + 1u] - region[4u * t] : tensor_dim(p, t, tgr_row_axis(p, t));
 }
 
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)

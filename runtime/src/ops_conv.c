@@ -169,10 +169,9 @@ static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
     tgr_requant rq;
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
-    (void)region;
     op_decode(p, o, &sp);
     requant_of(p, o, &sp, &rq);
-    tgr_fully_connected_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, out, 1),
+    tgr_fully_connected_s8(tgr_row_count(p, in, region), tensor_dim(p, in, 1), tensor_dim(p, out, 1),
                            (const int8_t *)tensor_ptr[in], (const int8_t *)weight_data(p, sp.weight_idx),
                            sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq,
                            (int8_t *)tensor_ptr[out]);
@@ -181,7 +180,7 @@ static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
 static const tgr_op_impl conv_family[] = {
     {OP_CONV, TILING_WINDOW, check_conv, run_conv},
     {OP_DEPTHWISE, TILING_WINDOW, check_depthwise, run_conv},
-    {OP_GEMM, TILING_NONE, check_gemm, run_gemm},
+    {OP_GEMM, TILING_ROWS, check_gemm, run_gemm},
 };
 
 const tgr_op_impl *tgr_ops_conv(uint32_t opcode)

@@ -62,10 +62,15 @@ static void run_matmul(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
     uint32_t rank = tensor_ndim(p, y);
     uint32_t q = tensor_quant(p, y);
     uint32_t k, batch = 1u;
+    uint32_t rows = (uint32_t)tensor_dim(p, a, rank - 2u);
     tgr_matmul_params mp;
-    (void)region;
     for (k = 0; k + 2u < rank; ++k) {
         batch *= (uint32_t)tensor_dim(p, y, k);
+    }
+    if (region != NULL) {
+        /* A row band of [1, M, K] or [M, K]: the rows are a band of M; the second operand is
+         * read whole, in place (path_rows.c keeps it in slow memory). */
+        rows = (uint32_t)tgr_row_count(p, a, region);
     }
     mp.a_zp = quant_zero_point(p, tensor_quant(p, a));
     mp.b_zp = quant_zero_point(p, tensor_quant(p, b));
@@ -74,13 +79,13 @@ static void run_matmul(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
     mp.shift = rd_i32(quant_shifts(p, q));
     mp.act_min = -128;
     mp.act_max = 127;
-    tgr_matmul_s8(batch, (uint32_t)tensor_dim(p, a, rank - 2u), (uint32_t)tensor_dim(p, a, rank - 1u),
+    tgr_matmul_s8(batch, rows, (uint32_t)tensor_dim(p, a, rank - 1u),
                   (uint32_t)tensor_dim(p, b, rank - 1u), (const int8_t *)tensor_ptr[a], (const int8_t *)tensor_ptr[b],
                   &mp, (int8_t *)tensor_ptr[y]);
 }
 
 static const tgr_op_impl matmul_family[] = {
-    {25, TILING_NONE, check_matmul, run_matmul},
+    {25, TILING_ROWS, check_matmul, run_matmul},
 };
 
 const tgr_op_impl *tgr_ops_matmul(uint32_t opcode)

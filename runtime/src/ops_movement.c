@@ -72,8 +72,9 @@ static void run_transpose(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_
 {
     int32_t dims[TGR_MAX_RANK];
     uint32_t in = op_input(p, o, 0);
-    (void)region;
     dims_of(p, in, dims);
+    /* In a row band the permutation keeps the row axis, so only its extent changes. */
+    dims[tgr_row_axis(p, in)] = tgr_row_count(p, in, region);
     tgr_transpose_s8(tensor_ndim(p, in), dims, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL),
                      (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
@@ -370,7 +371,7 @@ static void run_resize_bilinear(const tgr_plan *p, uint32_t o, uint8_t *const *t
 static const tgr_op_impl movement_family[] = {
     {13, TILING_NONE, check_concat, run_concat},
     {14, TILING_NONE, check_pad, run_pad},
-    {29, TILING_NONE, check_transpose, run_transpose},
+    {29, TILING_ROWS, check_transpose, run_transpose},
     {30, TILING_NONE, check_resize_nearest, run_resize_nearest},
     {35, TILING_NONE, check_split, run_split},
     {36, TILING_NONE, check_resize_bilinear, run_resize_bilinear},

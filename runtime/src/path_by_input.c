@@ -27,13 +27,6 @@ int tgr_by_input_shape(const tgr_plan *p, uint32_t stage)
 
 static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
 
-/* The accumulator dies with the reduction: the floor drops before slow memory is released. */
-static void end_reduction(tgr_session *s, uint32_t stage)
-{
-    s->fast.floor = 0u;
-    tgr_fast_reset(s, stage);
-}
-
 /* Schema-10 grouped reduction: channel groups x intervals of the flattened spatial positions,
  * from the stage's v10 tile record (both 0 when the plan asks for plain row bands). */
 static void grouping_of(const tgr_plan *p, uint32_t stage, uint32_t *group, uint32_t *interval)
@@ -119,7 +112,7 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
             tgr_fast_reset(s, stage);
         }
     }
-    end_reduction(s, stage);
+    tgr_fast_release(s, stage); /* the accumulator dies with the reduction */
     s->tensor_ptr[x] = slow_x;
     s->tensor_alloc[x] = slow_x_alloc;
     s->tensor_ptr[y] = slow_y;
@@ -221,7 +214,7 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
         }
         tgr_fast_reset(s, stage);
     }
-    end_reduction(s, stage);
+    tgr_fast_release(s, stage); /* the accumulator dies with the reduction */
     /* Bands borrowed the tensors' slots; give them back their slow allocations. */
     s->tensor_ptr[x] = slow_x;
     s->tensor_alloc[x] = slow_x_alloc;

@@ -183,3 +183,9 @@ void tgr_fast_reset(tgr_session *s, uint32_t stage)
     s->fast.used = s->fast.floor;
     tgr_emit(s, TGR_EV_RESET, TGR_POOL_FAST, stage, NONE16, NONE16, s->fast.floor, 0u, 0u);
 }
+
+void tgr_fast_release(tgr_session *s, uint32_t stage)
+{
+    s->fast.floor = 0u;
+    tgr_fast_reset(s, stage);
+}

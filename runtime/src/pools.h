@@ -45,4 +45,8 @@ void tgr_compact(tgr_session *s, uint8_t pool, uint32_t stage);
 /* Forget every tensor pointer into the fast pool above its floor and return it to the floor. */
 void tgr_fast_reset(tgr_session *s, uint32_t stage);
 
+/* Drop the floor to the start of the pool, then reset: what a unit does when it is done with
+ * everything it kept under the floor. */
+void tgr_fast_release(tgr_session *s, uint32_t stage);
+
 #endif /* TGR_POOLS_H */

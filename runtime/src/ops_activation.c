@@ -1,8 +1,27 @@
 /*
- * Activation family: Softmax over the last stored axis (integer or float method, chosen by the
- * output quantization inside the kernel).
+ * Activation family: unary int8 ops. Softmax runs over whole rows of the last stored axis
+ * (integer or float method, chosen by the output quantization inside the kernel). Every other
+ * op maps each input code to one output code, so it is applied as a 256-entry table built per
+ * call (kernels_activation.c) and runs pointwise in tiled stages.
+ *
+ * Refused: LogSoftmax (the reference's integer arithmetic is not reproduced: every float
+ * formulation tried differs from it near rounding ties).
  */
+#include <math.h>
+
+#include "fixedpoint.h"
+#include "kernels_act.h"
 #include "ops.h"
+
+enum {
+    OP_SIGMOID = 12, OP_TANH = 20, OP_LEAKY_RELU = 21, OP_HARD_SWISH = 37, OP_ABS = 38, OP_ELU = 56,
+    OP_LOG_SOFTMAX = 57, OP_QUANTIZE = 90
+};
+
+/* The slope OP_ATTR_ALPHA defaults to when a plan leaves it out (tgrs-format.md §6.11). */
+#define LEAKY_RELU_DEFAULT_ALPHA 0.01f
+
+/* ---- Softmax ------------------------------------------------------------------------------ */
 
 static tgr_status check_softmax(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
@@ -35,8 +54,143 @@ static void run_softmax(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_pt
                    (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
+/* ---- table ops ---------------------------------------------------------------------------- */
+
+static float leaky_relu_alpha(const tgr_plan *p, uint32_t o)
+{
+    const uint8_t *attr = tgr_attr_find(p, o, ATTR_ALPHA, NULL);
+    return attr != NULL ? rd_f32(attr) : LEAKY_RELU_DEFAULT_ALPHA;
+}
+
+/* The table of op o (opcode already checked). */
+static void build_table(const tgr_plan *p, uint32_t o, int8_t *lut)
+{
+    tgr_qparams in = tgr_qparams_of(p, op_input(p, o, 0));
+    tgr_qparams out = tgr_qparams_of(p, op_output(p, o, 0));
+    switch (op_type(p, o)) {
+    case OP_RELU: tgr_lut_relu(&in, &out, 0, lut); break;
+    case OP_RELU6: tgr_lut_relu(&in, &out, 1, lut); break;
+    case OP_SIGMOID: tgr_lut_sigmoid(&in, &out, lut); break;
+    case OP_TANH: tgr_lut_tanh(&in, &out, lut); break;
+    case OP_LEAKY_RELU: tgr_lut_leaky_relu(&in, &out, leaky_relu_alpha(p, o), lut); break;
+    case OP_HARD_SWISH: tgr_lut_hard_swish(&in, &out, lut); break;
+    case OP_ABS: tgr_lut_abs(&in, &out, lut); break;
+    case OP_ELU: tgr_lut_elu(&in, &out, lut); break;
+    default: tgr_lut_requantize(&in, &out, lut); break; /* OP_QUANTIZE */
+    }
+}
+
+/* Multiplier/shift pairs a table op derives, so the loader can refuse ones the fixed-point
+ * helpers cannot apply (only for absurd scale ratios). */
+static int table_pairs_valid(const tgr_plan *p, uint32_t o)
+{
+    tgr_qparams in = tgr_qparams_of(p, op_input(p, o, 0));
+    tgr_qparams out = tgr_qparams_of(p, op_output(p, o, 0));
+    int32_t m, s, m2 = 0, s2 = 0;
+    switch (op_type(p, o)) {
+    case OP_QUANTIZE:
+        fp_quantize_multiplier((double)in.scale / (double)out.scale, &m, &s);
+        break;
+    case OP_ABS:
+        fp_quantize_multiplier((double)(in.scale / out.scale), &m, &s);
+        break;
+    case OP_LEAKY_RELU: {
+        float slope_product = leaky_relu_alpha(p, o) * in.scale;
+        float slope = slope_product / out.scale;
+        fp_quantize_multiplier((double)(in.scale / out.scale), &m, &s);
+        fp_quantize_multiplier(fabs((double)slope), &m2, &s2);
+        break;
+    }
+    default:
+        return 1;
+    }
+    return tgr_valid_pair(m, s) && tgr_valid_pair(m2, s2);
+}
+
+static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    op_decode(p, o, &sp);
+    if (sp.fused_act != ACT_NONE) {
+        return tgr_bad_op(err, p, o, "a fused activation is only valid on Conv, Gemm and Add");
+    }
+    if (!tgr_same_shape(p, in, out)) {
+        return tgr_bad_op(err, p, o, "input and output shapes differ");
+    }
+    if (op_type(p, o) == OP_HARD_SWISH) {
+        tgr_qparams qin = tgr_qparams_of(p, in);
+        tgr_qparams qout = tgr_qparams_of(p, out);
+        if (!tgr_hard_swish_supported(&qin, &qout)) {
+            /* The reference accepts the plan and then fails every run. */
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                            "op %u (HardSwish): output scale below input scale / 128 is not executable", o);
+        }
+    }
+    if (!table_pairs_valid(p, o)) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): input/output scale ratio out of range", o,
+                        tgr_op_name(op_type(p, o)));
+    }
+    return TGR_OK;
+}
+
+/* Whole tensors, or (tiled) each output row over the output's columns; the input buffer may
+ * hold more rows and columns than the output's. */
+static void run_table_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    int8_t lut[TGR_LUT_SIZE];
+    int32_t ex[4], ey[4];
+    int32_t channels, r;
+    build_table(p, o, lut);
+    if (region == NULL) {
+        tgr_lut_apply((int32_t)tensor_bytes(p, out), (const int8_t *)tensor_ptr[in], lut, (int8_t *)tensor_ptr[out]);
+        return;
+    }
+    tgr_extent_of(p, in, region, ex);
+    tgr_extent_of(p, out, region, ey);
+    channels = tensor_dim(p, out, 3);
+    for (r = ey[0]; r < ey[1]; ++r) {
+        const int8_t *px = (const int8_t *)tensor_ptr[in] +
+                           ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * channels;
+        int8_t *py = (int8_t *)tensor_ptr[out] + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * channels;
+        tgr_lut_apply((ey[3] - ey[2]) * channels, px, lut, py);
+    }
+}
+
+/* ---- refused ------------------------------------------------------------------------------ */
+
+static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    (void)p;
+    return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                    "op %u (LogSoftmax): the reference's int8 LogSoftmax arithmetic is not reproduced by this runtime",
+                    o);
+}
+
+static void run_nothing(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    /* Never called: the op's check refuses every plan that contains it. */
+    (void)p;
+    (void)o;
+    (void)tensor_ptr;
+    (void)region;
+}
+
 static const tgr_op_impl activation_family[] = {
     {OP_SOFTMAX, TILING_NONE, check_softmax, run_softmax},
+    {OP_RELU, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_RELU6, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_SIGMOID, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_TANH, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_LEAKY_RELU, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_HARD_SWISH, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_ABS, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_ELU, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_QUANTIZE, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, run_nothing},
 };
 
 const tgr_op_impl *tgr_ops_activation(uint32_t opcode)

@@ -1,0 +1,307 @@
+"""Activation and elementwise ops of our runtime against the reference host runtime, byte for byte.
+
+Unary ops (Relu, Relu6, Sigmoid, Tanh, HardSwish, LeakyRelu, Elu, Abs, Quantize): every int8
+code, several quantizations each. Binary ops (Add, Sub, Mul, Max, Min, SquaredDifference): all
+65 536 code pairs in one run. Constant operands (scalar, per channel, per row, full; first or
+second position), broadcasting runtime operands, PRelu slopes, Sum and a fused Add+Relu: code
+sweeps plus random inputs. Tiled stages (chains, 1-D stripes, 2-D tiles) holding these ops:
+outputs, peaks, counters and trace events (models_data.assert_same_as_reference). Refusals: our
+loader names the op (Div, LogSoftmax, HardSwish with an output scale the reference cannot run,
+Max with mixed quantization, a broadcasting runtime operand in a tiled stage).
+
+Quantization sets and why they exist (scales are float32):
+* ``HALF``: s_out = 2 s_in, zero points 0: every odd code is an exact .5 tie.
+* ``RELU6_TIE``: 6 / s_out is exactly 2.5 in float32 but 2.4999999 in double, and s_in divides 6
+  exactly: tells the relu6 cap (input domain, roundf) from an output-domain cap.
+* ``NEAR_HALF``: s_out / s_in = 2.002: the one-step double requantization and TFLite's two-step
+  MBQM differ on ~120 codes.
+* ``PLAIN``: ordinary asymmetric pairs with different zero points.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from models_activation import Const, chain_model, op_model, plan_of  # noqa: E402
+from models_data import assert_refused, assert_same_as_reference, const, node, our_library  # noqa: E402
+
+pytest.importorskip("tigris.runtime")
+
+UNARY_SHAPE = [1, 4, 8, 8]      # 256 elements: every code once
+PAIR_SHAPE = [1, 16, 64, 64]    # 65 536 elements: every code pair once
+
+HALF = ((0.02, 0), (0.04, 0))
+RELU6_TIE = ((0.05, -128), (2.4000000953674316, -128))
+NEAR_HALF = ((0.07253982871770859, -126), (0.14522242546081543, -28))
+PLAIN = ((0.0235, -1), (0.0117, 5))
+WIDE = ((0.1, 20), (0.004, -60))
+
+
+@pytest.fixture(scope="module")
+def lib() -> Path:
+    return our_library()
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ops_activation")
+
+
+def _io(qset):
+    (si, zi), (so, zo) = qset
+    return {"x": (si, zi), "y": (so, zo)}
+
+
+def _relu6(shape):
+    return op_model("Clip", {"x": shape}, order=["x", "lo", "hi"],
+                    floats=[const("lo", np.float32(0), np.float32), const("hi", np.float32(6), np.float32)])
+
+
+# --------------------------------------------------------------------------- unary: every code
+
+UNARY = {
+    # name: (fp32 model, output opcode, quantization sets)
+    "relu": (lambda: op_model("Relu", {"x": UNARY_SHAPE}), 3, [HALF, NEAR_HALF, PLAIN]),
+    "relu6": (lambda: _relu6(UNARY_SHAPE), 4, [RELU6_TIE, ((0.05, -128), (1.7142857313156128, -100)), PLAIN]),
+    "sigmoid": (lambda: op_model("Sigmoid", {"x": UNARY_SHAPE}), 12,
+                [((0.05, 0), (1 / 3, 0)), ((0.0235, -1), (1 / 256, -128)), WIDE]),
+    "tanh": (lambda: op_model("Tanh", {"x": UNARY_SHAPE}), 20, [((0.0235, -1), (1 / 128, 0)), WIDE]),
+    "hard_swish": (lambda: op_model("HardSwish", {"x": UNARY_SHAPE}), 37,
+                   [((0.05, -10), (0.1, 3)), ((0.0235, -1), (0.0132, -100)), ((0.5, 0), (0.02, 7))]),
+    "leaky_relu": (lambda: op_model("LeakyRelu", {"x": UNARY_SHAPE}, alpha=0.2), 21, [HALF, PLAIN, WIDE]),
+    "leaky_relu_negative": (lambda: op_model("LeakyRelu", {"x": UNARY_SHAPE}, alpha=-0.5), 21,
+                            [((0.05, 20), (0.02, -3)), HALF]),
+    "elu": (lambda: op_model("Elu", {"x": UNARY_SHAPE}), 56, [HALF, PLAIN, ((7.9e-05, 46), (1.367e-04, -95))]),
+    "abs": (lambda: op_model("Abs", {"x": UNARY_SHAPE}), 38, [HALF, PLAIN]),
+    "quantize": (lambda: op_model("Identity", {"x": UNARY_SHAPE}), 90, [HALF, NEAR_HALF, PLAIN]),
+}
+UNARY_CASES = [(name, i) for name, (_, _, qsets) in UNARY.items() for i in range(len(qsets))]
+
+
+@pytest.mark.parametrize("name,qindex", UNARY_CASES, ids=[f"{n}-q{i}" for n, i in UNARY_CASES])
+def test_unary_every_code(name: str, qindex: int, lib: Path, work: Path) -> None:
+    make, opcode, qsets = UNARY[name]
+    plan = plan_of(work, f"{name}_q{qindex}", make(), _io(qsets[qindex]))
+    assert _opcodes(plan) == [opcode]
+    assert_same_as_reference(plan, lib, n_inputs=2)
+
+
+# --------------------------------------------------------------------------- binary: every code pair
+
+def _pair_feeds(session) -> dict[str, np.ndarray]:
+    a, b = (spec for spec in session.inputs)
+    codes = np.arange(65536)
+    return {a["name"]: ((codes >> 8) - 128).astype(np.int8).reshape(a["shape"]),
+            b["name"]: ((codes & 255) - 128).astype(np.int8).reshape(b["shape"])}
+
+
+def _assert_pairs_identical(plan: Path, lib: Path) -> None:
+    from runtime.oracle import open_session
+
+    with open_session(plan, None) as ref, open_session(plan, lib) as ours:
+        feeds = _pair_feeds(ref)
+        expect = ref.run(feeds)
+        got = ours.run(feeds)
+    for name, value in expect.items():
+        bad = np.flatnonzero(value.reshape(-1) != got[name].reshape(-1))
+        assert bad.size == 0, (f"{plan.name}: {bad.size} of 65536 code pairs differ; first (a, b) = "
+                               f"({(bad[0] >> 8) - 128}, {(bad[0] & 255) - 128}): reference "
+                               f"{value.reshape(-1)[bad[0]]}, ours {got[name].reshape(-1)[bad[0]]}")
+
+
+PAIR_QSETS = {
+    "plain": {"a": (0.0235, -1), "b": (0.0235, 0), "y": (0.0462, -2)},
+    "mixed": {"a": (0.05, 10), "b": (0.01, -20), "y": (0.03, 5)},
+    "ties": {"a": (0.25, 0), "b": (0.25, 0), "y": (0.125, 0)},
+}
+SAME_Q = {"a": (0.05, 3), "b": (0.05, 3), "y": (0.05, 3)}
+PAIR_CASES = [(op, q) for op in ("Add", "Sub", "Mul") for q in PAIR_QSETS] + [("Max", "same"), ("Min", "same")]
+
+
+@pytest.mark.parametrize("op,qname", PAIR_CASES, ids=[f"{o}-{q}" for o, q in PAIR_CASES])
+def test_binary_every_pair(op: str, qname: str, lib: Path, work: Path) -> None:
+    quant = SAME_Q if qname == "same" else PAIR_QSETS[qname]
+    plan = plan_of(work, f"pairs_{op}_{qname}", op_model(op, {"a": PAIR_SHAPE, "b": PAIR_SHAPE}), quant)
+    _assert_pairs_identical(plan, lib)
+
+
+@pytest.mark.parametrize("qname", ["plain", "mixed"])
+def test_squared_difference_every_pair(qname: str, lib: Path, work: Path) -> None:
+    # The compiler fuses Sub -> Mul(d, d) into SquaredDifference when d has no quantization.
+    m = chain_model([node("Sub", ["a", "b"], ["d"]), node("Mul", ["d", "d"], ["y"])], {"a": PAIR_SHAPE, "b": PAIR_SHAPE})
+    quant = dict(PAIR_QSETS[qname], y=(0.2 if qname == "plain" else 0.9, -128))
+    plan = plan_of(work, f"pairs_sqd_{qname}", m, quant, unquantized=["d"])
+    assert _opcodes(plan) == [40]
+    _assert_pairs_identical(plan, lib)
+
+
+# --------------------------------------------------------------------------- constants and broadcasting
+
+S = [1, 4, 8, 8]
+PER_CHANNEL = np.array([-128, -5, 60, 127]).reshape(4, 1, 1)
+ROWS = (np.arange(8).reshape(1, 8, 1) * 37 % 256 - 128)
+FULL = (np.arange(256).reshape(S) * 7 % 256 - 128)
+QA = {"x": (0.05, 3), "y": (0.1, -4)}
+QB = {"x": (0.0235, -1), "y": (0.0465, 0)}
+QZ = {"z": (0.02, 1)}
+
+
+def _const_case(op, codes, position=1, scale=0.01, zp=5, **attrs):
+    k = Const("k", codes, scale, zp)
+    order = ["x", "k"] if position == 1 else ["k", "x"]
+    return lambda: op_model(op, {"x": S}, consts=[k], order=order, **attrs)
+
+
+BROADCAST = {
+    "add_const_channel": _const_case("Add", PER_CHANNEL),
+    "add_const_scalar": _const_case("Add", np.array(100)),
+    "add_const_rows": _const_case("Add", ROWS),
+    "add_const_full": _const_case("Add", FULL),
+    "sub_const_first": _const_case("Sub", np.array(-70), position=0),
+    "sub_const_second_channel": _const_case("Sub", PER_CHANNEL),
+    "mul_const_channel": _const_case("Mul", PER_CHANNEL),
+    "mul_const_scalar": _const_case("Mul", np.array(-90), scale=0.003, zp=-20),
+    "max_const_channel": _const_case("Max", PER_CHANNEL, scale=0.05, zp=3),
+    "min_const_scalar": _const_case("Min", np.array(17), scale=0.05, zp=3),
+    "prelu_channel": _const_case("PRelu", PER_CHANNEL, scale=0.004, zp=0),
+    "prelu_scalar": _const_case("PRelu", np.array(50), scale=0.01, zp=-3),
+    "add_runtime_channel": lambda: op_model("Add", {"x": S, "z": [1, 4, 1, 1]}),
+    "add_runtime_width": lambda: op_model("Add", {"x": S, "z": [1, 1, 1, 8]}),
+    "sub_runtime_first": lambda: op_model("Sub", {"z": [1, 4, 1, 1], "x": S}),
+    "mul_runtime_both": lambda: op_model("Mul", {"x": [1, 4, 8, 1], "z": [1, 1, 1, 8]}),
+    "mul_runtime_channel": lambda: op_model("Mul", {"x": S, "z": [1, 4, 1, 1]}),
+    "squared_diff_const": lambda: chain_model([node("Sub", ["x", "k"], ["d"]), node("Mul", ["d", "d"], ["y"])],
+                                              {"x": S}, [Const("k", PER_CHANNEL, 0.03, -7)]),
+    "sum2": lambda: op_model("Sum", {"x": S, "z": S}),
+    "sum3": lambda: op_model("Sum", {"x": S, "z": S, "w": S}),
+    "add_fused_relu": lambda: chain_model([node("Add", ["x", "z"], ["s"]), node("Relu", ["s"], ["y"])],
+                                          {"x": S, "z": S}),
+}
+SAME_QUANT = {"max_const_channel", "min_const_scalar"}
+BROADCAST_CASES = [(n, q) for n in BROADCAST for q in ("qa", "qb") if not (n in SAME_QUANT and q == "qb")]
+
+
+def _broadcast_quant(name: str, qname: str) -> dict[str, tuple[float, int]]:
+    if name in SAME_QUANT:
+        return {"x": (0.05, 3), "y": (0.05, 3)}
+    quant = dict(QA if qname == "qa" else QB)
+    if name.startswith("sum"):
+        quant.update(z=quant["x"], w=quant["x"])
+    else:
+        quant.update(QZ)
+    if name == "squared_diff_const":
+        quant["y"] = (0.09, -128)
+    return quant
+
+
+@pytest.mark.parametrize("name,qname", BROADCAST_CASES, ids=[f"{n}-{q}" for n, q in BROADCAST_CASES])
+def test_constant_and_broadcast(name: str, qname: str, lib: Path, work: Path) -> None:
+    unquantized = {"squared_diff_const": ["d"], "add_fused_relu": ["s"]}.get(name, [])
+    plan = plan_of(work, f"{name}_{qname}", BROADCAST[name](), _broadcast_quant(name, qname), unquantized=unquantized)
+    assert len(_opcodes(plan)) == 1, f"{name}: expected one plan op, got {_opcodes(plan)}"
+    assert_same_as_reference(plan, lib, n_inputs=8)
+
+
+# --------------------------------------------------------------------------- tiled stages
+
+_RNG = np.random.default_rng(7)
+_W = (_RNG.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32)
+_B = (_RNG.standard_normal(8) * 0.1).astype(np.float32)
+
+
+def _conv_then(tail, consts=(), inputs=None, floats=()):
+    nodes = [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1])] + tail
+    return chain_model(nodes, {"x": [1, 4, 32, 32], **(inputs or {})}, consts,
+                       floats=[const("w", _W, np.float32), const("b", _B, np.float32), *floats])
+
+
+TILED = {
+    "sigmoid_mul_const": (lambda: _conv_then([node("Sigmoid", ["c"], ["s"]), node("Mul", ["s", "k"], ["y"])],
+                                             [Const("k", np.arange(8).reshape(8, 1, 1) * 30 - 100, 0.02, 3)]),
+                          {"x": (0.05, 0), "c": (0.1, -3), "s": (1 / 256, -128), "y": (0.05, 2)}),
+    "relu6_prelu": (lambda: _conv_then([node("Clip", ["c", "lo", "hi"], ["s"]), node("PRelu", ["s", "k"], ["y"])],
+                                       [Const("k", np.arange(8).reshape(8, 1, 1) - 4, 0.1, 0)],
+                                       floats=[const("lo", np.float32(0), np.float32),
+                                               const("hi", np.float32(6), np.float32)]),
+                    {"x": (0.05, 0), "c": (0.1, -3), "s": (0.03, -128), "y": (0.03, 5)}),
+    "leaky_relu_sum": (lambda: _conv_then([node("LeakyRelu", ["c"], ["s"], alpha=0.2),
+                                           node("Sum", ["s", "c", "s"], ["y"])]),
+                       {"x": (0.05, 0), "c": (0.1, -3), "s": (0.1, -3), "y": (0.2, 2)}),
+}
+TILED_CASES = [(n, b) for n in TILED for b in ("8K", "1K")]
+
+
+@pytest.mark.parametrize("name,budget", TILED_CASES, ids=[f"{n}-{b}" for n, b in TILED_CASES])
+def test_tiled_stages(name: str, budget: str, lib: Path, work: Path) -> None:
+    make, quant = TILED[name]
+    plan = plan_of(work, f"tiled_{name}_{budget}", make(), quant, budget=budget)
+    paths = _paths(plan)
+    assert paths - {"normal"}, f"{name} at {budget} runs untiled ({paths}); the case no longer tests tiling"
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
+# --------------------------------------------------------------------------- refusals
+
+def test_refuses_div(lib: Path, work: Path) -> None:
+    plan = plan_of(work, "div", op_model("Div", {"x": S, "z": S}), {"x": (0.05, 3), "z": (0.04, -2), "y": (0.1, 0)})
+    assert_refused(plan, lib, "Div", reference_refuses=False)
+
+
+def test_refuses_log_softmax(lib: Path, work: Path) -> None:
+    plan = plan_of(work, "log_softmax", op_model("LogSoftmax", {"x": [1, 10]}, axis=-1),
+                   {"x": (0.05, 3), "y": (1 / 16, 127)})
+    assert_refused(plan, lib, "LogSoftmax", reference_refuses=False)
+
+
+def test_refuses_hard_swish_the_reference_cannot_run(lib: Path, work: Path) -> None:
+    # s_out < s_in / 128: the reference loads the plan, then fails every run.
+    from runtime.oracle import open_session
+    from tigris.runtime import RuntimeError as TigrisError
+
+    plan = plan_of(work, "hard_swish_tiny_out", op_model("HardSwish", {"x": UNARY_SHAPE}),
+                   {"x": (0.05, 0), "y": (0.05 / 200, 0)})
+    assert_refused(plan, lib, "HardSwish", reference_refuses=False)
+    with open_session(plan, None) as ref, pytest.raises(TigrisError):
+        ref.run({s["name"]: np.zeros(s["shape"], np.int8) for s in ref.inputs})
+
+
+def test_refuses_max_with_mixed_quantization(lib: Path, work: Path) -> None:
+    from runtime.plantools import PlanView
+
+    plan = plan_of(work, "max_same", op_model("Max", {"a": S, "b": S}), SAME_Q)
+    view = PlanView(plan)
+    quant_b = view.info["tensors"][view.info["ops"][0]["inputs"][1]]["quant_param_idx"]
+    mixed = work / "max_mixed.tgrs"
+    mixed.write_bytes(view.set_quant(quant_b, "zero_point", 4))
+    assert_refused(mixed, lib, "Max", reference_refuses=True)
+
+
+def test_refuses_broadcast_runtime_operand_in_tiled_stage(lib: Path, work: Path) -> None:
+    # The reference loads the one-row operand whole for every band; our path_tiles derives every
+    # input's band from the output's, so the op refuses rather than read the wrong rows.
+    plan = plan_of(work, "tiled_add_broadcast", _conv_then([node("Tanh", ["c"], ["s"]), node("Add", ["s", "z"], ["y"])],
+                                                           inputs={"z": [1, 8, 1, 1]}),
+                   {"x": (0.05, 0), "z": (0.02, 1), "c": (0.1, -3), "s": (1 / 128, 0), "y": (0.02, 2)}, budget="8K")
+    assert "tiled" in _paths(plan)
+    assert_refused(plan, lib, "Add", reference_refuses=False)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _opcodes(plan: Path) -> list[int]:
+    from models_data import opcodes, read_plan
+
+    return opcodes(read_plan(plan))
+
+
+def _paths(plan: Path) -> set[str]:
+    from runtime.oracle import open_session
+
+    with open_session(plan, None) as s:
+        _, events, _ = s.trace({spec["name"]: np.zeros(spec["shape"], np.int8) for spec in s.inputs})
+    return {e["path"] for e in events if e["kind"] == "stage_begin"}

@@ -1,8 +1,9 @@
 /*
  * Activation family: unary int8 ops. Softmax runs over whole rows of the last stored axis
- * (integer or float method, chosen by the output quantization inside the kernel). Every other
- * op maps each input code to one output code, so it is applied as a 256-entry table built per
- * call (kernels_activation.c) and runs pointwise in tiled stages.
+ * (integer or float method, chosen by the output quantization inside the kernel), also in row
+ * bands. Every other op maps each input code to one output code, so it is applied as a
+ * 256-entry table built per call (kernels_activation.c) and runs pointwise in spatial tiles and
+ * row bands.
  *
  * Refused: LogSoftmax (the reference's integer arithmetic is not reproduced: every float
  * formulation tried differs from it near rounding ties).
@@ -43,15 +44,30 @@ static tgr_status check_softmax(const tgr_plan *p, uint32_t o, tgr_error *err)
     return TGR_OK;
 }
 
+/* Bytes of one row of t's row axis (tgr_row_axis), the unit of row bands. */
+static uint32_t row_bytes(const tgr_plan *p, uint32_t t)
+{
+    return tensor_bytes(p, t) / (uint32_t)tensor_dim(p, t, tgr_row_axis(p, t));
+}
+
+/* Whole tensors, or (row bands) the output's band of rows; input and output bands coincide
+ * on the row axis and every other axis is whole, so a band is one contiguous run of rows of
+ * the softmax axis. */
 static void run_softmax(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
     uint32_t depth = (uint32_t)tensor_dim(p, in, tensor_ndim(p, in) - 1u);
+    uint32_t bytes = tensor_bytes(p, in);
+    int64_t in_offset = 0;
     tgr_qparams qin = tgr_qparams_of(p, in);
-    tgr_qparams qout = tgr_qparams_of(p, op_output(p, o, 0));
-    (void)region;
-    tgr_softmax_s8((int32_t)(tensor_bytes(p, in) / depth), (int32_t)depth, (const int8_t *)tensor_ptr[in], &qin, &qout,
-                   (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    if (region != NULL) {
+        bytes = (uint32_t)tgr_row_count(p, out, region) * row_bytes(p, out);
+        in_offset = (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
+    }
+    tgr_softmax_s8((int32_t)(bytes / depth), (int32_t)depth, (const int8_t *)tensor_ptr[in] + in_offset, &qin, &qout,
+                   (int8_t *)tensor_ptr[out]);
 }
 
 /* ---- table ops ---------------------------------------------------------------------------- */
@@ -135,27 +151,34 @@ static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
     return TGR_OK;
 }
 
-/* Whole tensors, or (tiled) each output row over the output's columns; the input buffer may
- * hold more rows and columns than the output's. */
+/* Whole tensors; or spatial tiles (rank 4): each output row over the output's columns, the
+ * input buffer possibly holding more rows and columns; or row bands of another rank: one
+ * contiguous run of the output's rows. */
 static void run_table_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
+    const int8_t *x = (const int8_t *)tensor_ptr[in];
+    int8_t *y = (int8_t *)tensor_ptr[out];
     int8_t lut[TGR_LUT_SIZE];
     int32_t ex[4], ey[4];
     int32_t channels, r;
     build_table(p, o, lut);
     if (region == NULL) {
-        tgr_lut_apply((int32_t)tensor_bytes(p, out), (const int8_t *)tensor_ptr[in], lut, (int8_t *)tensor_ptr[out]);
+        tgr_lut_apply((int32_t)tensor_bytes(p, out), x, lut, y);
+        return;
+    }
+    if (tensor_ndim(p, out) != 4u) {
+        tgr_lut_apply(tgr_row_count(p, out, region) * (int32_t)row_bytes(p, out),
+                      x + (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in), lut, y);
         return;
     }
     tgr_extent_of(p, in, region, ex);
     tgr_extent_of(p, out, region, ey);
     channels = tensor_dim(p, out, 3);
     for (r = ey[0]; r < ey[1]; ++r) {
-        const int8_t *px = (const int8_t *)tensor_ptr[in] +
-                           ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * channels;
-        int8_t *py = (int8_t *)tensor_ptr[out] + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * channels;
+        const int8_t *px = x + ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * channels;
+        int8_t *py = y + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * channels;
         tgr_lut_apply((ey[3] - ey[2]) * channels, px, lut, py);
     }
 }
@@ -180,16 +203,16 @@ static void run_nothing(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_pt
 }
 
 static const tgr_op_impl activation_family[] = {
-    {OP_SOFTMAX, TILING_NONE, check_softmax, run_softmax},
-    {OP_RELU, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_RELU6, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_SIGMOID, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_TANH, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_LEAKY_RELU, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_HARD_SWISH, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_ABS, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_ELU, TILING_POINTWISE, check_table_op, run_table_op},
-    {OP_QUANTIZE, TILING_POINTWISE, check_table_op, run_table_op},
+    {OP_SOFTMAX, TILING_ROWS, check_softmax, run_softmax},
+    {OP_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_RELU6, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_SIGMOID, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_TANH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_LEAKY_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_HARD_SWISH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, run_nothing},
 };
 

@@ -29,6 +29,10 @@ enum {
     OP_DIV = 19, OP_SQUARED_DIFF = 40, OP_MAXIMUM = 41, OP_MINIMUM = 42, OP_PRELU = 55, OP_SUM = 83
 };
 
+/* Axes a region bands: the row axis (tgr_row_axis: 0 up to rank 2, else 1), and for rank 4
+ * also the column axis 2 (spatial tiles; row bands keep it whole). */
+static uint32_t row_axis_of(uint32_t rank) { return rank <= 2u ? 0u : 1u; }
+
 /* ---- operands ------------------------------------------------------------------------------ */
 
 typedef struct operand {
@@ -166,11 +170,24 @@ static tgr_status binary_operands(const tgr_plan *p, uint32_t o, binary_op *b, t
     return TGR_OK;
 }
 
-static int broadcasts(const binary_op *b, const operand *x)
+/* A runtime operand of extent 1 where the output is longer, on an axis that tiles and row bands
+ * split (rows; columns of rank 4). Band regions map such an operand 1:1 onto the output's band,
+ * which only holds on the other axes. */
+static int broadcasts_on_banded_axis(const binary_op *b, const operand *x)
 {
-    uint32_t axis;
-    for (axis = 0; axis < b->rank; ++axis) {
-        if (x->dim[axis] != b->out_dim[axis]) {
+    uint32_t row = row_axis_of(b->rank);
+    if (x->tensor == NONE16) {
+        return 0;
+    }
+    return (x->dim[row] == 1 && b->out_dim[row] != 1) || (b->rank == 4u && x->dim[2] == 1 && b->out_dim[2] != 1);
+}
+
+/* The constant operand holds different values for different rows of axis 0. */
+static int varies_along_rows(const binary_op *b)
+{
+    uint32_t pos;
+    for (pos = 0; pos < 2u; ++pos) {
+        if (b->in[pos].tensor == NONE16 && b->in[pos].dim[0] > 1) {
             return 1;
         }
     }
@@ -279,10 +296,15 @@ static tgr_status check_binary(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (type == OP_PRELU && b.in[0].tensor == NONE16) {
         return tgr_bad_op(err, p, o, "the PRelu input itself is a constant");
     }
-    if (op_may_tile(p, o) && ((b.in[0].tensor != NONE16 && broadcasts(&b, &b.in[0])) ||
-                              (b.in[1].tensor != NONE16 && broadcasts(&b, &b.in[1])))) {
+    if (op_may_tile(p, o) && (broadcasts_on_banded_axis(&b, &b.in[0]) || broadcasts_on_banded_axis(&b, &b.in[1]))) {
         return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                         "op %u (%s): a broadcasting runtime operand in a tiled stage is not supported", o,
+                        tgr_op_name(type));
+    }
+    if (op_may_tile(p, o) && b.rank <= 2u && varies_along_rows(&b)) {
+        /* Row bands of a matrix: the reference fails such a stage at run time. */
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                        "op %u (%s): a constant that varies along the banded row axis is not executable", o,
                         tgr_op_name(type));
     }
     if (type == OP_MAXIMUM || type == OP_MINIMUM) {
@@ -313,7 +335,8 @@ typedef struct view {
     int32_t origin[TGR_MAX_RANK];
 } view;
 
-/* Buffer extents of tensor t on each axis: whole, or (tiled, rank 4) its band of rows/cols. */
+/* Strides of a buffer holding `dim` (whole, or the band `band` of a region), 0 on axes where
+ * the operand broadcasts against the output. */
 static void buffer_view(const int32_t *dim, uint32_t rank, const int32_t *band, const int32_t *out_dim, view *v)
 {
     int32_t extent[TGR_MAX_RANK];
@@ -324,10 +347,13 @@ static void buffer_view(const int32_t *dim, uint32_t rank, const int32_t *band, 
         v->origin[axis] = 0;
     }
     if (band != NULL) {
-        extent[1] = band[1] - band[0];
-        extent[2] = band[3] - band[2];
-        v->origin[1] = band[0];
-        v->origin[2] = band[2];
+        uint32_t row = row_axis_of(rank);
+        extent[row] = band[1] - band[0];
+        v->origin[row] = band[0];
+        if (rank == 4u) {
+            extent[2] = band[3] - band[2];
+            v->origin[2] = band[2];
+        }
     }
     for (axis = rank; axis-- > 0;) {
         v->stride[axis] = dim[axis] == 1 && out_dim[axis] != 1 ? 0 : stride;
@@ -426,8 +452,11 @@ static void run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
         count[axis] = b.out_dim[axis];
     }
     if (region != NULL) {
-        count[1] = region[4u * out + 1u] - region[4u * out];
-        count[2] = region[4u * out + 3u] - region[4u * out + 2u];
+        uint32_t row = row_axis_of(b.rank);
+        count[row] = region[4u * out + 1u] - region[4u * out];
+        if (b.rank == 4u) {
+            count[2] = region[4u * out + 3u] - region[4u * out + 2u];
+        }
     }
     make_nest(b.rank, lo, count, views, &n);
     run_nest(&n, &q, data[0], data[1], (int8_t *)tensor_ptr[out]);
@@ -459,15 +488,47 @@ static tgr_status check_sum(const tgr_plan *p, uint32_t o, tgr_error *err)
     return TGR_OK;
 }
 
-/* Byte offset of (row r, first output column) in tensor t's buffer; 0-based row index for
- * whole tensors, whose rows are then the whole tensor (one "row"). */
-static int64_t sum_row_offset(const tgr_plan *p, uint32_t t, const int32_t *region, const int32_t *ey, int32_t r)
+/* Whole tensors: one "row" of all bytes. Spatial tiles (rank 4): each output row over the
+ * output's columns, inputs addressed within their own (possibly larger) bands. Row bands of
+ * another rank: one contiguous run of the output's rows. */
+typedef struct sum_rows {
+    int32_t first, end;          /* output rows to produce (one pass for whole tensors) */
+    int32_t length;              /* output bytes per pass */
+} sum_rows;
+
+static void sum_rows_of(const tgr_plan *p, uint32_t out, const int32_t *region, sum_rows *s)
 {
-    int32_t e[4];
+    int32_t ey[4];
+    s->first = 0;
+    s->end = 1;
+    s->length = (int32_t)tensor_bytes(p, out);
+    if (region == NULL) {
+        return;
+    }
+    if (tensor_ndim(p, out) != 4u) {
+        s->length = tgr_row_count(p, out, region) * (int32_t)(tensor_bytes(p, out) /
+                                                                 (uint32_t)tensor_dim(p, out, tgr_row_axis(p, out)));
+        return;
+    }
+    tgr_extent_of(p, out, region, ey);
+    s->first = ey[0];
+    s->end = ey[1];
+    s->length = (ey[3] - ey[2]) * tensor_dim(p, out, 3);
+}
+
+/* Byte offset in input t's buffer of the first element of output pass r. */
+static int64_t sum_input_offset(const tgr_plan *p, uint32_t t, uint32_t out, const int32_t *region, int32_t r)
+{
+    int32_t e[4], ey[4];
     if (region == NULL) {
         return 0;
     }
+    if (tensor_ndim(p, out) != 4u) {
+        return (int64_t)(region[4u * out] - region[4u * t]) *
+               (int64_t)(tensor_bytes(p, t) / (uint32_t)tensor_dim(p, t, tgr_row_axis(p, t)));
+    }
     tgr_extent_of(p, t, region, e);
+    tgr_extent_of(p, out, region, ey);
     return ((int64_t)(r - e[0]) * (e[3] - e[2]) + (ey[2] - e[2])) * tensor_dim(p, t, 3);
 }
 
@@ -476,23 +537,19 @@ static void run_sum(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, c
     uint32_t out = op_output(p, o, 0);
     tgr_qparams qin = tgr_qparams_of(p, op_input(p, o, 0));
     tgr_qparams qout = tgr_qparams_of(p, out);
-    int32_t ey[4] = {0, 1, 0, 0};
-    int32_t row_len = (int32_t)tensor_bytes(p, out);
     int32_t sums[SUM_CHUNK];
+    sum_rows rows;
     int32_t r, e0, j;
     uint32_t k;
-    if (region != NULL) {
-        tgr_extent_of(p, out, region, ey);
-        row_len = (ey[3] - ey[2]) * tensor_dim(p, out, 3);
-    }
-    for (r = ey[0]; r < ey[1]; ++r) {
-        int8_t *py = (int8_t *)tensor_ptr[out] + (int64_t)(r - ey[0]) * row_len;
-        for (e0 = 0; e0 < row_len; e0 += SUM_CHUNK) {
-            int32_t n = row_len - e0 < SUM_CHUNK ? row_len - e0 : SUM_CHUNK;
+    sum_rows_of(p, out, region, &rows);
+    for (r = rows.first; r < rows.end; ++r) {
+        int8_t *py = (int8_t *)tensor_ptr[out] + (int64_t)(r - rows.first) * rows.length;
+        for (e0 = 0; e0 < rows.length; e0 += SUM_CHUNK) {
+            int32_t n = rows.length - e0 < SUM_CHUNK ? rows.length - e0 : SUM_CHUNK;
             memset(sums, 0, sizeof sums);
             for (k = 0; k < op_num_inputs(p, o); ++k) {
                 uint32_t t = op_input(p, o, k);
-                const int8_t *px = (const int8_t *)tensor_ptr[t] + sum_row_offset(p, t, region, ey, r) + e0;
+                const int8_t *px = (const int8_t *)tensor_ptr[t] + sum_input_offset(p, t, out, region, r) + e0;
                 for (j = 0; j < n; ++j) {
                     sums[j] += (int32_t)px[j] - qin.zero_point;
                 }
@@ -523,14 +580,14 @@ static void run_nothing(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_pt
 }
 
 static const tgr_op_impl elementwise_family[] = {
-    {OP_ADD, TILING_POINTWISE, check_binary, run_binary},
-    {OP_SUB, TILING_POINTWISE, check_binary, run_binary},
-    {OP_MUL, TILING_POINTWISE, check_binary, run_binary},
-    {OP_MAXIMUM, TILING_POINTWISE, check_binary, run_binary},
-    {OP_MINIMUM, TILING_POINTWISE, check_binary, run_binary},
-    {OP_SQUARED_DIFF, TILING_POINTWISE, check_binary, run_binary},
-    {OP_PRELU, TILING_POINTWISE, check_binary, run_binary},
-    {OP_SUM, TILING_POINTWISE, check_sum, run_sum},
+    {OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum},
     {OP_DIV, TILING_NONE, check_div, run_nothing},
 };
 

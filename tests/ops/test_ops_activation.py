@@ -4,10 +4,11 @@ Unary ops (Relu, Relu6, Sigmoid, Tanh, HardSwish, LeakyRelu, Elu, Abs, Quantize)
 code, several quantizations each. Binary ops (Add, Sub, Mul, Max, Min, SquaredDifference): all
 65 536 code pairs in one run. Constant operands (scalar, per channel, per row, full; first or
 second position), broadcasting runtime operands, PRelu slopes, Sum and a fused Add+Relu: code
-sweeps plus random inputs. Tiled stages (chains, 1-D stripes, 2-D tiles) holding these ops:
+sweeps plus random inputs. Tiled stages (chains, 1-D stripes, 2-D tiles) and row bands holding these ops:
 outputs, peaks, counters and trace events (models_data.assert_same_as_reference). Refusals: our
 loader names the op (Div, LogSoftmax, HardSwish with an output scale the reference cannot run,
-Max with mixed quantization, a broadcasting runtime operand in a tiled stage).
+Max with mixed quantization, a broadcasting runtime operand in a tiled stage, a row-varying
+constant in row bands).
 
 Quantization sets and why they exist (scales are float32):
 * ``HALF``: s_out = 2 s_in, zero points 0: every odd code is an exact .5 tie.
@@ -245,6 +246,23 @@ def test_tiled_stages(name: str, budget: str, lib: Path, work: Path) -> None:
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 
+ROWS = {
+    # matrices and token sequences banded along their row axis (path "rows")
+    "matrix_sigmoid_mul_const": (lambda: chain_model([node("Sigmoid", ["x"], ["s"]), node("Mul", ["s", "k"], ["y"])],
+                                                     {"x": [256, 64]}, [Const("k", np.arange(64) * 3 - 100, 0.02, 3)]),
+                                 {"x": (0.05, 0), "s": (1 / 256, -128), "y": (0.01, 2)}),
+    "tokens_softmax": (lambda: op_model("Softmax", {"x": [1, 256, 64]}, axis=-1), {"x": (0.05, 0), "y": (1 / 256, -128)}),
+}
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_row_bands(name: str, lib: Path, work: Path) -> None:
+    make, quant = ROWS[name]
+    plan = plan_of(work, f"rows_{name}", make(), quant, budget="8K")
+    assert "rows" in _paths(plan), f"{name}: the case no longer runs in row bands"
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
 # --------------------------------------------------------------------------- refusals
 
 def test_refuses_div(lib: Path, work: Path) -> None:
@@ -289,6 +307,18 @@ def test_refuses_broadcast_runtime_operand_in_tiled_stage(lib: Path, work: Path)
                    {"x": (0.05, 0), "z": (0.02, 1), "c": (0.1, -3), "s": (1 / 128, 0), "y": (0.02, 2)}, budget="8K")
     assert "tiled" in _paths(plan)
     assert_refused(plan, lib, "Add", reference_refuses=False)
+
+
+def test_refuses_row_varying_constant_in_row_bands(lib: Path, work: Path) -> None:
+    # A per-row bias on a banded matrix: the reference loads the plan and fails every run.
+    from runtime.oracle import open_session
+    from tigris.runtime import RuntimeError as TigrisError
+
+    m = op_model("Add", {"x": [256, 64]}, consts=[Const("k", np.arange(256).reshape(256, 1) % 200 - 100, 0.02, 3)])
+    plan = plan_of(work, "rows_add_row_bias", m, {"x": (0.05, 0), "y": (0.05, 2)}, budget="8K")
+    assert_refused(plan, lib, "Add", reference_refuses=False)
+    with open_session(plan, None) as ref, pytest.raises(TigrisError):
+        ref.run({s["name"]: np.zeros(s["shape"], np.int8) for s in ref.inputs})
 
 
 # --------------------------------------------------------------------------- helpers

@@ -246,6 +246,19 @@ def test_tiled_stages(name: str, budget: str, lib: Path, work: Path) -> None:
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 
+def test_lz4_constants_in_tiled_stages(lib: Path, work: Path) -> None:
+    # Constant operands read from a stage's decompressed weight block.
+    from click.testing import CliRunner
+    from tigris.cli import cli
+
+    make, quant = TILED["relu6_prelu"]
+    plain = plan_of(work, "lz4_relu6_prelu", make(), quant, budget="8K")
+    plan = work / "lz4_relu6_prelu.lz4.tgrs"
+    res = CliRunner().invoke(cli, ["compile", str(plain.with_suffix(".onnx")), "-m", "8K", "-c", "lz4", "-o", str(plan)])
+    assert res.exit_code == 0 and plan.exists(), res.output
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
 ROWS = {
     # matrices and token sequences banded along their row axis (path "rows")
     "matrix_sigmoid_mul_const": (lambda: chain_model([node("Sigmoid", ["x"], ["s"]), node("Mul", ["s", "k"], ["y"])],
@@ -286,6 +299,17 @@ def test_refuses_hard_swish_the_reference_cannot_run(lib: Path, work: Path) -> N
     assert_refused(plan, lib, "HardSwish", reference_refuses=False)
     with open_session(plan, None) as ref, pytest.raises(TigrisError):
         ref.run({s["name"]: np.zeros(s["shape"], np.int8) for s in ref.inputs})
+
+
+def test_refuses_clip(lib: Path, work: Path) -> None:
+    # 0.12.1 never writes Clip (Clip(0, 6) becomes Relu6, other bounds are refused at compile
+    # time); a Relu patched to opcode 11 stands in for one.
+    from runtime.plantools import PlanView
+
+    plan = plan_of(work, "relu_for_clip", op_model("Relu", {"x": S}), {"x": (0.05, 3), "y": (0.05, 3)})
+    clip = work / "clip.tgrs"
+    clip.write_bytes(PlanView(plan).set_op(0, "op_type", 11))
+    assert_refused(clip, lib, "Clip", reference_refuses=True)
 
 
 def test_refuses_max_with_mixed_quantization(lib: Path, work: Path) -> None:

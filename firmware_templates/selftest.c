@@ -9,11 +9,15 @@
  *   5  AIRCR.SYSRESETREQ (guest reset)          -> with -no-reboot QEMU exits 0 without BENCH_END
  *   6  semihosting exit with status 42          -> exit 42
  *   7  spin forever                             -> only the external timeout ends it
+ *   8  read the SysTick work counter (systick.h) until it passes three wraps of its 24-bit
+ *      counter; prints `SYSTICK wraps=.. readings=.. max_step=.. backwards=..`, exit 0
+ *      (run with -icount shift=5: about 50 M instructions)
  * Any other value returns and the firmware continues normally.
  */
 #include <stdint.h>
 
 #include "semihosting.h"
+#include "systick.h"
 
 void fw_selftest(int which);
 
@@ -61,6 +65,31 @@ void fw_selftest(int which)
     case 7:
         for (;;) {
         }
+    case 8: {
+        const uint32_t end = (3u << 24) + 4096u;
+        uint32_t readings = 0u, max_step = 0u, backwards = 0u;
+        const int counting = fw_work_start();
+        uint32_t prev = fw_work_now(), now = prev;
+        while (counting && now < end && readings < 100000000u) {
+            now = fw_work_now();
+            if (now < prev) {
+                ++backwards;
+            } else if (now - prev > max_step) {
+                max_step = now - prev;
+            }
+            prev = now;
+            ++readings;
+        }
+        fw_work_stop();
+        sh_puts("SYSTICK");
+        sh_put_kv_u32("wraps", now >> 24);
+        sh_put_kv_u32("readings", readings);
+        sh_put_kv_u32("max_step", max_step);
+        sh_put_kv_u32("backwards", backwards);
+        sh_put_kv_u32("after_stop", fw_work_now());
+        sh_newline();
+        sh_exit(0);
+    }
     default:
         break;
     }

@@ -1,13 +1,17 @@
 """Tests of firmware_templates/: the template contract, the linker layout and the firmware on QEMU.
 
-Three layers:
+The host side of the contract is ``site_scons/tigris_scons`` (rendering and its context checks,
+the build recipe, plan reader, input generator, output summary, run-log parser, QEMU command
+line, host reference); these tests hold the C firmware to it:
 
-* pure Python: rendering, context checks, input generator, output summary, log parser;
+* rendering: the ``#define``s, the template's strictness, refused contexts;
 * arm-none-eabi-gcc: every source compiles with -Werror, and the linked layout matches the
-  AN547 map (no NOLOAD segment with a load address elsewhere, symbols, overflow assertions);
+  AN547 map (no NOLOAD segment with a load address elsewhere, symbols, overflow assertions),
+  the workspace is what ``tgr.h`` says for the target;
 * qemu-system-arm: exit codes and report lines of the paths that never reach the runtime
-  (no plan, window mismatch, plan too large, fault self-tests); with runtime/src present, the
-  DS-CNN plan end to end, compared byte for byte with the bundled tigris host runtime.
+  (no plan, window mismatch, plan too large, fault self-tests, the SysTick work counter); with
+  runtime/src present, the DS-CNN plan end to end, compared byte for byte with the bundled
+  tigris host runtime.
 
 The runtime-free firmware is linked with ``--unresolved-symbols=ignore-all``: those paths exit
 before the first runtime call, so the unresolved calls are never executed.
@@ -15,7 +19,6 @@ before the first runtime call, so the unresolved calls are never executed.
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 import subprocess
@@ -23,14 +26,26 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_tool
+from conftest import REPO, in_ci, require_tool
 
-from firmware_templates import contract as c
+from tigris_scons import firmware as fw
+from tigris_scons.checks import firmware_name, summarize_outputs
+from tigris_scons.errors import TigrisError
+from tigris_scons.inputs import DEFAULT_SEED, fnv1a32, xorshift32
+from tigris_scons.plan import read_plan
+from tigris_scons.qemu import exit_meaning, qemu_command
+from tigris_scons.reference import bundled_runtime_available, compute_reference
+from tigris_scons.runlog import parse_run_log
 
+TEMPLATES = REPO / "firmware_templates"
 RUNTIME_INCLUDE = REPO / "runtime" / "include"
 RUNTIME_SRC = REPO / "runtime" / "src"
 QEMU_TIMEOUT = 60
 MIB = 1024 * 1024
+# Firmware and runtime are built with tgr.h's default TGR_TENSOR_ALIGN (32), the alignment of the
+# bundled host runtime, so arena peaks compare exactly with the host reference (`scons` builds
+# use 16 unless tensor_align=32).
+TENSOR_ALIGN = 32
 
 
 def _ctx(**over: object) -> dict:
@@ -47,11 +62,15 @@ def _ctx(**over: object) -> dict:
     return base
 
 
-# --------------------------------------------------------------------------- pure Python
+def render(context: dict) -> str:
+    return fw.render_main(TEMPLATES, fw.check_context(context))
+
+
+# --------------------------------------------------------------------------- rendering
 
 
 def test_render_defines() -> None:
-    src = c.render_main_c(_ctx(slow_in_ddr=True, input_seed=0x12345678))
+    src = render(_ctx(slow_in_ddr=True, input_seed=0x12345678))
     assert '#define FW_MODEL_NAME "unit_model"' in src
     assert "#define FW_FAST_ARENA_BYTES 20480u" in src
     assert "#define FW_SLOW_ARENA_BYTES 4096u" in src
@@ -64,20 +83,16 @@ def test_render_defines() -> None:
 
 
 def test_render_default_seed_and_on_chip_slow() -> None:
-    src = c.render_main_c(_ctx())
-    assert "#define FW_INPUT_SEED 0x9E3779B9u" in src
+    src = render(_ctx())
+    assert f"#define FW_INPUT_SEED 0x{DEFAULT_SEED:08X}u" in src
     assert "#define FW_SLOW_IN_DDR 0" in src
 
 
 def test_template_is_strict_about_missing_names() -> None:
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(c.TEMPLATE_DIR)),
-                             undefined=jinja2.StrictUndefined)
     ctx = _ctx()
     del ctx["io_buffer_bytes"]
-    with pytest.raises(jinja2.UndefinedError):
-        env.get_template(c.MAIN_TEMPLATE).render(**ctx)
+    with pytest.raises(TigrisError, match="io_buffer_bytes"):
+        fw.render_main(TEMPLATES, ctx)
 
 
 @pytest.mark.parametrize("over", [
@@ -90,92 +105,40 @@ def test_template_is_strict_about_missing_names() -> None:
     {"plan_window_bytes": 1000},
     {"input_seed": 0},
     {"input_seed": 2**32},
-    {"unexpected": 1},
 ])
 def test_check_context_rejects(over: dict) -> None:
-    with pytest.raises(ValueError):
-        c.check_context(_ctx(**over))
+    with pytest.raises(TigrisError):
+        fw.check_context(_ctx(**over))
 
 
 def test_check_context_requires_all_names() -> None:
     ctx = _ctx()
     del ctx["workspace_tensors"]
-    with pytest.raises(ValueError, match="workspace_tensors"):
-        c.check_context(ctx)
-
-
-def test_workspace_bytes_matches_header_macro() -> None:
-    text = (RUNTIME_INCLUDE / "tgr.h").read_text()
-    assert "sizeof(uint8_t *) + sizeof(uint32_t) + sizeof(uint16_t)" in text
-    assert c.workspace_bytes(14) == 14 * 10 + 4
+    with pytest.raises(TigrisError, match="workspace_tensors"):
+        fw.check_context(ctx)
 
 
 def test_input_stream_reference_values() -> None:
-    it = c.input_stream()
-    assert [next(it) for _ in range(3)] == [0x510C4619, 0xE02E553E, 0x7BB98F3A]
-
-
-def test_generate_inputs_one_stream_over_inputs() -> None:
-    i8 = c.IoTensor("a", c.DTYPE_INT8, 3, (3,))
-    f32 = c.IoTensor("b", c.DTYPE_FLOAT32, 8, (2,))
-    a, b = c.generate_inputs([i8, f32])
-    assert a == bytes([0x51, 0xE0, 0x7B])
-    stream = c.input_stream()
-    for _ in range(3):
-        next(stream)
-    expected = [((v >> 24) - 256 if (v >> 24) >= 128 else (v >> 24)) / 64.0
-                for v in (next(stream), next(stream))]
-    assert struct.unpack("<2f", b) == tuple(expected)
-    with pytest.raises(ValueError):
-        c.generate_inputs([c.IoTensor("c", c.DTYPE_INT32, 4, (1,))])
+    """The first values README.md §3 documents for the default seed."""
+    stream = xorshift32(DEFAULT_SEED)
+    assert [next(stream) for _ in range(3)] == [0x510C4619, 0xE02E553E, 0x7BB98F3A]
 
 
 def test_summarize_integer_and_float_domains() -> None:
-    s = c.summarize_outputs([(c.DTYPE_INT8, bytes([0x80, 0x7F, 0x80])), (c.DTYPE_UINT8, b"\x05")])
-    assert s == {"n": 4, "checksum": c.fnv1a32(b"\x80\x7f\x80\x05"), "min": -128, "max": 127,
-                 "nonmin": 2, "float_domain": False}
+    int8, uint8, float32 = 3, 2, 1
+    s = summarize_outputs([(int8, bytes([0x80, 0x7F, 0x80])), (uint8, b"\x05")])
+    assert s == {"n": 4, "checksum": fnv1a32(b"\x80\x7f\x80\x05"), "min": -128, "max": 127, "nonmin": 2,
+                 "float_domain": False}
     raw = struct.pack("<3f", 1.5, float("nan"), -2.0)
-    s = c.summarize_outputs([(c.DTYPE_FLOAT32, raw), (c.DTYPE_INT8, b"\x01")])
+    s = summarize_outputs([(float32, raw), (int8, b"\x01")])
     assert s["n"] == 4 and s["float_domain"]
     assert s["min"] == struct.unpack("<I", struct.pack("<f", -2.0))[0]
     assert s["max"] == struct.unpack("<I", struct.pack("<f", 1.5))[0]
     assert s["nonmin"] == 3  # 1.5, NaN, 1.0
-    s = c.summarize_outputs([(c.DTYPE_FLOAT32, struct.pack("<f", float("nan")))])
+    s = summarize_outputs([(float32, struct.pack("<f", float("nan")))])
     assert (s["min"], s["max"], s["nonmin"]) == (0x7FC00000, 0x7FC00000, 1)
-
-
-GOOD_LOG = """\
-BENCH_START ds_cnn @ Cortex-M55 (QEMU mps3-an547)
-Ops: 13  Stages: 1  Tensors: 14  Budget: 20480 bytes
-OUTPUT n=12 checksum=0xc3279493 min=-128 max=-36 nonmin=9
-ARENA fast_peak=16000 slow_used=544 total_sram=16544 bytes (fast_cap=20480 slow_cap=4096) slow_end=32
-OUTPUT_BYTES 0 output_QuantizeLinear_Output 99818380dcdc80828484809f
-BENCH_END status=ok
-"""
-
-
-def test_parse_log_complete() -> None:
-    log = c.parse_log(GOOD_LOG)
-    assert log.ok
-    assert (log.model, log.ops, log.stages, log.tensors, log.budget) == ("ds_cnn", 13, 1, 14, 20480)
-    assert log.output == {"n": 12, "checksum": 0xC3279493, "min": -128, "max": -36, "nonmin": 9}
-    assert log.arena == {"fast_peak": 16000, "slow_used": 544, "total_sram": 16544,
-                         "fast_cap": 20480, "slow_cap": 4096, "slow_end": 32}
-    assert log.output_bytes == [(0, "output_QuantizeLinear_Output",
-                                 bytes.fromhex("99818380dcdc80828484809f"))]
-    summary = c.summarize_outputs([(c.DTYPE_INT8, log.output_bytes[0][2])])
-    assert {k: summary[k] for k in log.output} == log.output
-
-
-@pytest.mark.parametrize("mutate", [
-    lambda t: t.replace("BENCH_END status=ok\n", ""),
-    lambda t: t + t,                                   # guest reset: two BENCH_START
-    lambda t: t.replace("0xc3279493", "0xc3279494"),   # checksum disagrees with the bytes
-    lambda t: t.replace("BENCH_END", "HARDFAULT pc=0x00000000\nBENCH_END"),
-    lambda t: t.replace("ARENA", "ERROR x\nARENA"),
-])
-def test_parse_log_rejects(mutate) -> None:
-    assert not c.parse_log(mutate(GOOD_LOG)).ok
+    s = summarize_outputs([(float32, struct.pack("<2f", 0.0, -0.0))])  # the first of equal values wins
+    assert (s["min"], s["max"], s["nonmin"]) == (0, 0, 0)
 
 
 # --------------------------------------------------------------------------- cross builds
@@ -185,17 +148,20 @@ def _gcc() -> str:
     return require_tool("arm-none-eabi-gcc")
 
 
+C_FLAGS = (*fw.CPU_FLAGS, *fw.SECTION_FLAGS, *fw.C_FLAGS)
+
+
 def _compile(src: Path, obj: Path, extra: tuple[str, ...] = ()) -> None:
-    cmd = [_gcc(), *c.CFLAGS, f"-I{c.TEMPLATE_DIR}", f"-I{RUNTIME_INCLUDE}", *extra,
-           "-c", str(src), "-o", str(obj)]
+    cmd = [_gcc(), *C_FLAGS, f"-I{TEMPLATES}", f"-I{RUNTIME_INCLUDE}", *extra, "-c", str(src), "-o", str(obj)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
 
 
 def _link(objs: list[Path], elf: Path, extra: tuple[str, ...] = (), check: bool = True
           ) -> subprocess.CompletedProcess:
-    cmd = [_gcc(), *c.LINKFLAGS, f"-Wl,-Map={elf.with_suffix('.map')}", *map(str, objs),
-           *extra, *(f"-l{lib}" for lib in c.LIBS), "-o", str(elf)]
+    cmd = [_gcc(), *fw.CPU_FLAGS, *fw.GC_LINK_FLAGS, *fw.LINK_FLAGS, "-T", str(TEMPLATES / fw.LINKER_SCRIPT),
+           f"-Wl,-Map={elf.with_suffix('.map')}", *map(str, objs), *extra, *(f"-l{lib}" for lib in fw.LIBS),
+           "-o", str(elf)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if check:
         assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
@@ -207,9 +173,11 @@ def build_firmware(work: Path, context: dict, *, runtime: list[Path] | None = No
     """Render, compile and link one firmware in `work`; runtime=None leaves tgr_* unresolved."""
     work.mkdir(parents=True, exist_ok=True)
     main_c = work / "main.c"
-    main_c.write_text(c.render_main_c(context))
+    main_c.write_text(render(context))
     defs = () if selftest is None else (f"-DFW_SELFTEST={selftest}",)
-    sources = [*c.SOURCES, main_c] + ([c.SELFTEST_SOURCE] if selftest is not None else [])
+    sources = [*(TEMPLATES / s for s in fw.SOURCES), main_c]
+    if selftest is not None:
+        sources.append(TEMPLATES / fw.SELFTEST_SOURCE)
     objs = []
     for src in sources:
         obj = work / (src.stem + ".o")
@@ -229,11 +197,11 @@ def test_all_sources_compile_with_werror(tmp_path: Path) -> None:
     for i, ctx in enumerate((_ctx(), _ctx(slow_in_ddr=True, fast_arena_bytes=0,
                                           slow_arena_bytes=0, io_buffer_bytes=0))):
         main_c = tmp_path / f"main{i}.c"
-        main_c.write_text(c.render_main_c(ctx))
+        main_c.write_text(render(ctx))
         _compile(main_c, tmp_path / f"main{i}.o")
         _compile(main_c, tmp_path / f"main{i}_st.o", ("-DFW_SELFTEST=1",))
-    for src in (*c.SOURCES, c.SELFTEST_SOURCE):
-        _compile(src, tmp_path / (src.stem + ".o"))
+    for name in (*fw.SOURCES, fw.SELFTEST_SOURCE):
+        _compile(TEMPLATES / name, tmp_path / (Path(name).stem + ".o"))
 
 
 def _elf_layout(elf: Path) -> tuple[dict, dict, list]:
@@ -250,6 +218,20 @@ def _elf_layout(elf: Path) -> tuple[dict, dict, list]:
     return sections, symbols, segments
 
 
+def _symbol(elf: Path, name: str) -> tuple[int, bytes | None]:
+    """Size of symbol `name` and, if it lives in a section with contents, its bytes."""
+    from elftools.elf.elffile import ELFFile
+
+    with elf.open("rb") as f:
+        ef = ELFFile(f)
+        sym = next(s for s in ef.get_section_by_name(".symtab").iter_symbols() if s.name == name)
+        section = ef.get_section(sym["st_shndx"])
+        if section["sh_type"] == "SHT_NOBITS":
+            return sym["st_size"], None
+        base = sym["st_value"] - (section["sh_addr"] if ef["e_type"] == "ET_EXEC" else 0)
+        return sym["st_size"], section.data()[base:base + sym["st_size"]]
+
+
 def test_linked_layout(tmp_path: Path) -> None:
     elf = build_firmware(tmp_path / "onchip", _ctx())
     sections, symbols, segments = _elf_layout(elf)
@@ -257,7 +239,7 @@ def test_linked_layout(tmp_path: Path) -> None:
     assert symbols["__plan_base"] == 0x60000000
     assert symbols["__plan_window_size"] == 16 * MIB
     assert symbols["__stack_top"] == 0x20080000
-    assert symbols["__stack_limit"] == 0x20080000 - c.DEFAULT_STACK_BYTES
+    assert symbols["__stack_limit"] == 0x20080000 - fw.DEFAULT_STACK_BYTES
     assert 0x20000000 <= sections[".arena_fast"][0] < symbols["__stack_limit"]
     assert sections[".arena_fast"][0] % 32 == 0 and sections[".arena_fast"][1] == 20480
     assert sections[".arena_slow"][:2] == (0x21000000, 4096)
@@ -278,6 +260,22 @@ def test_linked_layout(tmp_path: Path) -> None:
     assert ".arena_slow" not in sections or sections[".arena_slow"][1] == 0
 
 
+def test_workspace_bytes_matches_header_macro(tmp_path: Path) -> None:
+    """The firmware's workspace is TGR_WORKSPACE_BYTES(workspace_tensors) as tgr.h computes it for
+    the target (4-byte pointers), whatever the formula in tgr.h is today."""
+    probe = tmp_path / "probe.c"
+    probe.write_text('#include <stdint.h>\n#include "tgr.h"\n'
+                     "const uint32_t probe_14 = TGR_WORKSPACE_BYTES(14);\n"
+                     "const uint32_t probe_300 = TGR_WORKSPACE_BYTES(300);\n")
+    _compile(probe, tmp_path / "probe.o")
+    expected = {n: struct.unpack("<I", _symbol(tmp_path / "probe.o", f"probe_{n}")[1])[0] for n in (14, 300)}
+    assert 0 < expected[14] < expected[300]
+    for n in (14, 300):
+        elf = build_firmware(tmp_path / f"fw{n}", _ctx(workspace_tensors=n))
+        size, _ = _symbol(elf, "fw_workspace")
+        assert size == (expected[n] + 3) // 4 * 4, (n, size, expected[n])
+
+
 def test_plan_window_and_stack_overrides(tmp_path: Path) -> None:
     elf = build_firmware(tmp_path, _ctx(plan_window_bytes=MIB), link_extra=(
         f"-Wl,--defsym=__plan_window_size={MIB}", "-Wl,--defsym=__stack_size=32768"))
@@ -289,9 +287,9 @@ def test_plan_window_and_stack_overrides(tmp_path: Path) -> None:
 
 def test_dtcm_overflow_is_a_link_error(tmp_path: Path) -> None:
     main_c = tmp_path / "main.c"
-    main_c.write_text(c.render_main_c(_ctx(fast_arena_bytes=500 * 1024)))
+    main_c.write_text(render(_ctx(fast_arena_bytes=500 * 1024)))
     objs = []
-    for src in (*c.SOURCES, main_c):
+    for src in (*(TEMPLATES / s for s in fw.SOURCES), main_c):
         objs.append(tmp_path / (src.stem + ".o"))
         _compile(src, objs[-1])
     res = _link(objs, tmp_path / "fw.elf", ("-Wl,--unresolved-symbols=ignore-all",), check=False)
@@ -302,14 +300,8 @@ def test_dtcm_overflow_is_a_link_error(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- QEMU
 
 
-def run_qemu(elf: Path, plan: Path | None) -> tuple[int, str, str]:
-    qemu = require_tool("qemu-system-arm")
-    cmd = [qemu, "-M", "mps3-an547", "-cpu", "cortex-m55", "-nographic", "-monitor", "none",
-           "-serial", "none", "-no-reboot",
-           "-semihosting-config", "enable=on,target=native,chardev=sh0",
-           "-chardev", "stdio,id=sh0", "-kernel", str(elf)]
-    if plan is not None:
-        cmd += ["-device", f"loader,file={plan},addr=0x60000000"]
+def run_qemu(elf: Path, plan: Path | None, extra: tuple[str, ...] = ()) -> tuple[int, str, str]:
+    cmd = qemu_command(require_tool("qemu-system-arm"), elf, plan, extra=list(extra))
     res = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=QEMU_TIMEOUT)
     return res.returncode, res.stdout, res.stderr
@@ -323,11 +315,11 @@ def bare_firmware(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_no_plan_exits_2(bare_firmware: Path) -> None:
     rc, out, err = run_qemu(bare_firmware, None)
-    assert rc == c.EXIT_BAD_PLAN
+    assert rc == 2 and exit_meaning(rc).startswith("bad plan")
     assert out.splitlines() == ["BENCH_START unit_model @ Cortex-M55 (QEMU mps3-an547)",
                                 "ERROR no plan at 0x60000000"]
     assert err == ""
-    assert not c.parse_log(out).ok
+    assert not parse_run_log(out).complete
 
 
 def test_plan_larger_than_window_exits_2(bare_firmware: Path, tmp_path: Path) -> None:
@@ -335,14 +327,14 @@ def test_plan_larger_than_window_exits_2(bare_firmware: Path, tmp_path: Path) ->
     plan = tmp_path / "huge.tgrs"
     plan.write_bytes(header)
     rc, out, _ = run_qemu(bare_firmware, plan)
-    assert rc == c.EXIT_BAD_PLAN
+    assert rc == 2
     assert "ERROR plan too large: file_size=33554432 bytes, window=16777216 bytes" in out
 
 
 def test_window_mismatch_exits_2(tmp_path: Path) -> None:
     elf = build_firmware(tmp_path, _ctx(plan_window_bytes=MIB))  # linked with the default 16 MiB
     rc, out, _ = run_qemu(elf, None)
-    assert rc == c.EXIT_BAD_PLAN
+    assert rc == 2
     assert "ERROR plan window mismatch" in out
 
 
@@ -361,7 +353,27 @@ def test_selftest_exit_paths(tmp_path: Path, which: int, code: int, pattern: str
     assert rc == code, out
     assert re.search(pattern, out, re.M), out
     assert "BENCH_END" not in out
-    assert not c.parse_log(out).ok
+    assert not parse_run_log(out).complete
+
+
+def test_systick_work_counter_across_wraps(tmp_path: Path) -> None:
+    """The 24-bit SysTick counter extended by counted wraps never goes backwards or jumps.
+
+    ``-icount shift=5`` makes a tick about one instruction, so three wraps (3 x 2^24 ticks) take
+    about 50 M instructions; the readings are also identical from run to run."""
+    elf = build_firmware(tmp_path, _ctx(), selftest=8)
+    results = []
+    for _ in range(2):
+        rc, out, _ = run_qemu(elf, None, ("-icount", "shift=5"))
+        assert rc == 0, out
+        m = re.search(r"^SYSTICK wraps=(\d+) readings=(\d+) max_step=(\d+) backwards=(\d+) after_stop=(\d+)$",
+                      out, re.M)
+        assert m, out
+        wraps, readings, max_step, backwards, after_stop = map(int, m.groups())
+        assert wraps == 3 and backwards == 0 and after_stop == 0, out
+        assert readings > 1000 and 0 < max_step < 4096, out  # a missed or doubled wrap is 2^24
+        results.append(m.group(0))
+    assert results[0] == results[1]
 
 
 # --------------------------------------------------------------------------- with the runtime
@@ -382,7 +394,7 @@ def runtime_objects(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     for src in sources:
         obj = out / (src.stem + ".o")
         # The runtime's own warning policy is enforced by its own tests, not here.
-        cmd = [_gcc(), *(f for f in c.CFLAGS if f != "-Werror"), f"-I{RUNTIME_INCLUDE}",
+        cmd = [_gcc(), *(f for f in C_FLAGS if f != "-Werror"), f"-I{RUNTIME_INCLUDE}",
                f"-I{RUNTIME_SRC}", "-c", str(src), "-o", str(obj)]
         res = subprocess.run(cmd, capture_output=True, text=True)
         assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
@@ -417,13 +429,18 @@ def ds_cnn_plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return plans
 
 
-def _host_reference(plan: Path, inputs: list[bytes], work: Path) -> tuple[bytes, dict]:
-    assert len(inputs) == 1
-    x, y = work / "x.bin", work / "y.bin"
-    x.write_bytes(inputs[0])
-    res = subprocess.run([_tigris(), "run", str(plan), "--input", str(x), "--output", str(y),
-                          "--json"], check=True, capture_output=True, text=True)
-    return y.read_bytes(), json.loads(res.stdout)
+def _reference(plan: Path) -> dict:
+    if not bundled_runtime_available():
+        message = "tigris-ml has no bundled host runtime on this platform"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return compute_reference(plan, DEFAULT_SEED)
+
+
+def _context(plan: Path, fast: int | None, slow: int, slow_in_ddr: bool) -> dict:
+    params = fw.FirmwareParams("ds_cnn", fast, slow, slow_in_ddr, DEFAULT_SEED, TENSOR_ALIGN)
+    return fw.template_context(params, read_plan(plan))
 
 
 @pytest.mark.parametrize("kind, slow_in_ddr", [("int8", False), ("float", True)])
@@ -431,53 +448,51 @@ def test_ds_cnn_matches_host_runtime(tmp_path: Path, runtime_objects: list[Path]
                                      ds_cnn_plans: dict[str, Path], kind: str,
                                      slow_in_ddr: bool) -> None:
     plan = ds_cnn_plans[kind]
-    data = plan.read_bytes()
-    ctx = c.make_context("ds_cnn", data, 20480, 4096, slow_in_ddr)
-    elf = build_firmware(tmp_path / "fw", ctx, runtime=runtime_objects)
+    elf = build_firmware(tmp_path / "fw", _context(plan, 20480, 4096, slow_in_ddr), runtime=runtime_objects)
     rc, out, err = run_qemu(elf, plan)
     assert rc == 0, out + err
-    log = c.parse_log(out)
-    assert log.ok, out
+    log = parse_run_log(out)
+    assert log.complete, log.problems
 
-    iface = c.read_plan_interface(data)
-    assert (log.ops, log.stages, log.tensors, log.budget) == (
-        iface.num_ops, iface.num_stages, iface.num_tensors, iface.budget)
-    expected, meta = _host_reference(plan, c.generate_inputs(iface.inputs), tmp_path)
-    assert log.output_bytes[0][2] == expected
-    assert log.output_bytes[0][1] == iface.outputs[0].name
-    summary = c.summarize_outputs([(iface.outputs[0].dtype, expected)])
-    assert {k: summary[k] for k in ("n", "checksum", "min", "max", "nonmin")} == log.output
+    info = read_plan(plan)
+    assert (log.ops, log.stages, log.tensors, log.plan_budget) == (
+        info.num_ops, info.num_stages, info.num_tensors, info.budget)
+    reference = _reference(plan)
+    (expected_out,) = reference["outputs"]
+    expected = bytes.fromhex(expected_out["hex"])
+    assert log.output_bytes[0] == (firmware_name(info.outputs[0].name), expected)
+    summary = summarize_outputs([(info.outputs[0].dtype, expected)])
+    assert {k: int(v, 0) for k, v in log.output.items()} == {
+        k: summary[k] for k in ("n", "checksum", "min", "max", "nonmin")}
     arena = log.arena
     assert arena["fast_cap"] == 20480 and arena["slow_cap"] == 4096
-    assert arena["fast_peak"] == meta["memory"]["fast_peak_bytes"]
-    assert arena["slow_used"] == meta["memory"]["slow_peak_bytes"]
+    assert arena["fast_peak"] == reference["host_memory"]["fast_peak_bytes"]
+    assert arena["slow_used"] == reference["host_memory"]["slow_peak_bytes"]
     assert arena["total_sram"] == arena["fast_peak"] + (0 if slow_in_ddr else arena["slow_used"])
-    assert 0 < arena["stack_peak"] < c.DEFAULT_STACK_BYTES
+    assert 0 < arena["stack_peak"] < fw.DEFAULT_STACK_BYTES
+    assert log.work["clock"] == "32MHz-virtual" and log.work_ticks() > 0
 
 
 def test_small_arenas_fail_cleanly(tmp_path: Path, runtime_objects: list[Path],
                                    ds_cnn_plans: dict[str, Path]) -> None:
     plan = ds_cnn_plans["int8"]
-    data = plan.read_bytes()
-    budget = c.read_plan_interface(data).budget
+    budget = read_plan(plan).budget
 
-    elf = build_firmware(tmp_path / "fast", c.make_context("ds_cnn", data, budget - 32, 4096, False),
-                         runtime=runtime_objects)
+    elf = build_firmware(tmp_path / "fast", _context(plan, budget - 32, 4096, False), runtime=runtime_objects)
     rc, out, _ = run_qemu(elf, plan)
-    assert rc == c.EXIT_BAD_PLAN
+    assert rc == 2
     assert f"ERROR arena too small: fast needs {budget} bytes, given {budget - 32}" in out
 
-    ctx = c.make_context("ds_cnn", data, budget, 4096, False)
+    ctx = _context(plan, budget, 4096, False)
     ctx["io_buffer_bytes"] -= 1
     elf = build_firmware(tmp_path / "io", ctx, runtime=runtime_objects)
     rc, out, _ = run_qemu(elf, plan)
-    assert rc == c.EXIT_BAD_PLAN
+    assert rc == 2
     assert "ERROR io buffer too small" in out
 
-    # DS-CNN needs 544 bytes of slow memory (host runtime): no slow arena is a runtime error.
-    elf = build_firmware(tmp_path / "slow", c.make_context("ds_cnn", data, budget, 0, True),
-                         runtime=runtime_objects)
+    # DS-CNN needs slow memory (host runtime): no slow arena is a runtime error.
+    elf = build_firmware(tmp_path / "slow", _context(plan, budget, 0, True), runtime=runtime_objects)
     rc, out, _ = run_qemu(elf, plan)
-    assert rc == c.EXIT_RUNTIME_ERROR, out
+    assert rc == 7 and exit_meaning(rc).startswith("runtime error"), out
     assert re.search(r"^ERROR TGR_ERR_\w+: .+", out, re.M), out
     assert "BENCH_END" not in out

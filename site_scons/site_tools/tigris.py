@@ -51,6 +51,8 @@ if str(_SITE) not in sys.path:
     sys.path.insert(0, str(_SITE))
 
 from tigris_scons import declaration as decl_mod  # noqa: E402
+from tigris_scons import firmware as firmware_recipe  # noqa: E402
+from tigris_scons.qemu import ICOUNT_FLAGS, icount_shift  # noqa: E402
 from tigris_scons.errors import TigrisError  # noqa: E402
 
 PREFIX = "TIGRISBUILD_"
@@ -278,24 +280,28 @@ def _echo(transcript: str, width: int = 160) -> str:
 @_action
 def _qemu_run(target, source, env):
     """Boot the ELF on QEMU with the plan at 0x60000000; fail on timeout, bad exit, no marker."""
-    from tigris_scons.qemu import qemu_command, run_qemu, which_qemu
+    from tigris_scons.qemu import icount_shift, qemu_command, run_qemu, which_qemu, work_figure
     from tigris_scons.report import write_json
+
+    from tigris_scons.runlog import parse_run_log
 
     params = _params(source[3])
     qemu_name = env.subst("$TIGRISBUILD_QEMU")
     qemu = which_qemu(qemu_name)
     if qemu is None:
         raise TigrisError(f"{qemu_name} not found; {QEMU_INSTALL_HINT}")
-    extra = SCons.Util.CLVar(env.subst("$TIGRISBUILD_QEMU_FLAGS"))
-    cmd = qemu_command(qemu, source[0].get_abspath(), source[1].get_abspath(), extra=list(extra))
+    cmd = qemu_command(qemu, source[0].get_abspath(), source[1].get_abspath(), extra=params["qemu_flags"])
     started = time.time()
     try:
         result = run_qemu(cmd, target[0].get_abspath(), timeout=params["timeout"])
     except BaseException:  # Ctrl-C or a failure to start: no stamp may claim this run passed
         _unlink_stale(env)
         raise
+    log = parse_run_log(result.transcript)
     document = result.to_dict() | {"schema": 1, "model": params["model"], "started": started,
-                                   "finished": time.time(), "log": target[0].get_path()}
+                                   "finished": time.time(), "log": target[0].get_path(),
+                                   "work": work_figure(log.work_ticks(), log.work.get("clock"),
+                                                       icount_shift(params["qemu_flags"]))}
     write_json(target[1].get_abspath(), document)
     header = f"---- QEMU {params['model']}: {target[0].get_path()} ({result.seconds:.2f} s) ----\n"
     _write(header + _echo(result.transcript) + ("\n" if result.transcript else ""))
@@ -313,6 +319,7 @@ def _final_check(target, source, env):
                                      check_static)
     from tigris_scons.elfsize import SizeMap
     from tigris_scons.plan import read_plan
+    from tigris_scons.qemu import describe_work, work_figure
     from tigris_scons.runlog import parse_run_log
 
     log_path, size_path, ref_path, plan_path = (n.get_abspath() for n in source[:4])
@@ -335,7 +342,10 @@ def _final_check(target, source, env):
     if log_sum is not None and f"0x{log_sum:08x}" != reference["checksum"]:
         verdict.errors.append(f"firmware checksum 0x{log_sum:08x} differs from the reference {reference['checksum']}")
     check_log_consistency(verdict, log, plan.budget, plan.num_tensors)
-    document = {"schema": 1, "kind": "check", "model": model, "elf": size.elf,
+    work = work_figure(log.work_ticks(), log.work.get("clock"), params["icount_shift"])
+    if work["deterministic"]:
+        verdict.notes.append(describe_work(work))
+    document = {"schema": 1, "kind": "check", "model": model, "elf": size.elf, "work": work,
                 "plan": source[3].get_path(), "plan_bytes": plan.file_size, "budgets": params["budgets"],
                 "run": log.to_dict(), "reference": {k: reference[k] for k in ("runtime", "checksum", "inputs", "seed")},
                 "log": source[0].get_path()}
@@ -408,7 +418,7 @@ def _cross_env(env):
     cross = private_env(env)
     cross.Tool("tigris_cm55", toolpath=[str(_HERE)])
     align = int(env.subst("$TIGRISBUILD_TENSOR_ALIGN"))
-    cross.Append(CCFLAGS=["-O2", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror"],
+    cross.Append(CCFLAGS=list(firmware_recipe.C_FLAGS),
                  CPPDEFINES=[("TGR_TENSOR_ALIGN", align)],
                  CPPPATH=[env.Dir("$TIGRISBUILD_RUNTIME_DIR/include")])
     if not env.get(PREFIX + "VERBOSE"):
@@ -531,17 +541,17 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     cross = cross_base.Clone()
     cross.Append(CPPPATH=[templates])
     selftest = env.get(PREFIX + "FW_SELFTEST")
-    fw_sources = [main_c, templates.File("startup.c"), templates.File("semihosting.c")]
+    fw_sources = [main_c] + [templates.File(name) for name in firmware_recipe.SOURCES]
     if selftest:
         cross.Append(CPPDEFINES=[("FW_SELFTEST", int(selftest))])
-        fw_sources.append(templates.File("selftest.c"))
+        fw_sources.append(templates.File(firmware_recipe.SELFTEST_SOURCE))
     objs = [cross.Object(bdir.File("obj/" + Path(str(s)).stem + ".o"), s) for s in fw_sources]
     _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
-    linker_script = templates.File("an547.ld")
+    linker_script = templates.File(firmware_recipe.LINKER_SCRIPT)
     elf_nodes = cross.Program(
-        out(".elf"), objs, LIBS=[lib, "m"],
+        out(".elf"), objs, LIBS=[lib, *firmware_recipe.LIBS],
         LINKFLAGS=cross["LINKFLAGS"] + ["-T", linker_script, f"-Wl,--defsym=__plan_window_size={fw_params['plan_window']}",
-                                        "-nostartfiles", "--specs=nano.specs"])
+                                        *firmware_recipe.LINK_FLAGS])
     elf = elf_nodes[0]
     env.Depends(elf, linker_script)
 
@@ -567,8 +577,12 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
 
     # 5. QEMU run: always re-run, never cached, one at a time across the whole build
     timeout = env.get(PREFIX + "QEMU_TIMEOUT") or decl.timeout or DEFAULT_QEMU_TIMEOUT
+    qemu_flags = list(SCons.Util.CLVar(env.subst("$TIGRISBUILD_QEMU_FLAGS")))
+    if env.get(PREFIX + "ICOUNT") and icount_shift(qemu_flags) is None:
+        qemu_flags += ICOUNT_FLAGS
     run_nodes = env.Command([out(".run.log"), out(".run.json")],
-                            [elf, plan, size_check[0], _value(env, {"model": name, "timeout": float(timeout)})],
+                            [elf, plan, size_check[0],
+                             _value(env, {"model": name, "timeout": float(timeout), "qemu_flags": qemu_flags})],
                             SCons.Action.Action(_qemu_run, _quiet(env, "QEMU", "${SOURCES[0]}")),
                             TIGRISBUILD_STALE_STAMPS=[stamp_check])
     env.AlwaysBuild(run_nodes)
@@ -576,7 +590,8 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     env.SideEffect(env.File("$TIGRISBUILD_BUILD_DIR/.tigris-qemu.lock"), run_nodes)
 
     # 6. full check
-    check_params = {"model": name, "budgets": budgets, "tensor_align": align}
+    check_params = {"model": name, "budgets": budgets, "tensor_align": align,
+                    "icount_shift": icount_shift(qemu_flags)}
     check = env.Command([stamp_check, out(".check.json")],
                         [run_nodes[0], size_nodes[0], reference, plan, _value(env, check_params)],
                         SCons.Action.Action(_final_check, _quiet(env, "CHECK", "${TARGETS[0]}")))
@@ -634,7 +649,10 @@ def add_variables(env, opts) -> None:
         opts.Add(f"{decl_mod.REGION_OVERRIDE_PREFIX}{region.lower()}", f"budget for ELF region {region}, e.g. 64K", None)
     opts.Add("qemu_timeout", f"seconds before a QEMU run is killed (default: model's [run] timeout, else {DEFAULT_QEMU_TIMEOUT:g})", None)
     opts.Add("qemu", "QEMU binary", "qemu-system-arm")
-    opts.Add("qemu_flags", "extra QEMU arguments, e.g. '-icount shift=0'", "")
+    opts.Add("qemu_flags", "extra QEMU arguments, e.g. '-d guest_errors'", "")
+    opts.Add(BoolVariable("icount", "run QEMU with -icount shift=0: the firmware's WORK line (SysTick ticks of one "
+                          "inference, x31.25 = instructions) repeats exactly and goes to <model>.run.json; "
+                          "a count of work, not latency", False))
     opts.Add("cross", "cross toolchain prefix", "arm-none-eabi-")
     opts.Add(EnumVariable("tensor_align", "TGR_TENSOR_ALIGN for the runtime (target default 16, host default 32)", "",
                           allowed_values=("", "16", "32")))
@@ -660,9 +678,10 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_PYTHON=sys.executable,
         TIGRISBUILD_QEMU="qemu-system-arm",
         TIGRISBUILD_QEMU_FLAGS="",
+        TIGRISBUILD_ICOUNT=False,
         TIGRISBUILD_QEMU_TIMEOUT=None,
         TIGRISBUILD_BUDGET_MODE="error",
-        TIGRISBUILD_TENSOR_ALIGN=16,
+        TIGRISBUILD_TENSOR_ALIGN=firmware_recipe.DEFAULT_TENSOR_ALIGN,
         TIGRISBUILD_HOST_TENSOR_ALIGN=32,
         TIGRISBUILD_PLAN_WINDOW=16 * 1024 * 1024,
         TIGRISBUILD_RUN_ALIAS="run",

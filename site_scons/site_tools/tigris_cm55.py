@@ -20,12 +20,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+from pathlib import Path
 
 import SCons.Tool
 import SCons.Util
 
+_SITE = str(Path(__file__).resolve().parent.parent)
+if _SITE not in sys.path:
+    sys.path.insert(0, _SITE)
+
+from tigris_scons.firmware import CPU_FLAGS, GC_LINK_FLAGS, SECTION_FLAGS  # noqa: E402
+
 DEFAULT_PREFIX = "arm-none-eabi-"
-CPU_FLAGS = ["-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard"]
 INSTALL_HINT = (
     "install it with: apt-get install --no-install-recommends gcc-arm-none-eabi "
     "libnewlib-arm-none-eabi (or pass cross=/path/to/bin/arm-none-eabi-)"
@@ -59,9 +66,9 @@ def generate(env, prefix: str | None = None, **_kw) -> None:
     env["LIBSUFFIX"] = ".a"
     env["TIGRISBUILD_CPU_FLAGS"] = list(CPU_FLAGS)
     env.AppendUnique(
-        CCFLAGS=["$TIGRISBUILD_CPU_FLAGS", "-ffunction-sections", "-fdata-sections"],
+        CCFLAGS=["$TIGRISBUILD_CPU_FLAGS", *SECTION_FLAGS],
         ASFLAGS=["$TIGRISBUILD_CPU_FLAGS"],
-        LINKFLAGS=["$TIGRISBUILD_CPU_FLAGS", "-Wl,--gc-sections", "-Wl,-Map=${TARGET.base}.map"],
+        LINKFLAGS=["$TIGRISBUILD_CPU_FLAGS", *GC_LINK_FLAGS, "-Wl,-Map=${TARGET.base}.map"],
     )
     emitters = env.get("PROGEMITTER") or []
     if not SCons.Util.is_List(emitters):

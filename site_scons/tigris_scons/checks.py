@@ -16,11 +16,13 @@ Rules (issue 3, item 4):
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .elfsize import SizeMap
+from .inputs import fnv1a32
 from .runlog import RunLog
 from .units import fmt_bytes, fmt_kib
 
@@ -176,6 +178,43 @@ def elements(data: bytes, dtype: int) -> list[float | int]:
     return list(struct.unpack(f"<{count}{code}", data[: count * size]))
 
 
+def _f32(value: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def _f32_bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def summarize_outputs(outputs: list[tuple[int, bytes]]) -> dict[str, Any]:
+    """What the firmware's ``OUTPUT`` line says about ``(dtype, bytes)`` outputs in interface order.
+
+    ``n``, ``checksum`` (FNV-1a over the concatenated bytes), ``min``, ``max``, ``nonmin`` as
+    firmware_templates/README.md §4 defines them: in the integer domain (no float32 output) plain
+    ints; in the float domain every element is compared as a float32, NaN is skipped for
+    min/max (all NaN: both 0x7fc00000), the first of equal values wins, and min/max are the
+    IEEE-754 bit patterns. ``float_domain`` says which.
+    """
+    float_domain = any(dtype == 1 for dtype, _ in outputs)
+    values: list[float | int] = []
+    checksum = 0x811C9DC5
+    for dtype, data in outputs:
+        checksum = fnv1a32(data, checksum)
+        values += elements(data, dtype)
+    summary: dict[str, Any] = {"n": len(values), "checksum": checksum, "float_domain": float_domain}
+    if not float_domain:
+        low = min(values, default=0)
+        return summary | {"min": low, "max": max(values, default=0), "nonmin": sum(v != low for v in values)}
+    values = [_f32(float(v)) for v in values]
+    numbers = [v for v in values if not math.isnan(v)]
+    if numbers:
+        low, high = min(numbers), max(numbers)  # min/max keep the first of equal values (-0.0, 0.0)
+    else:
+        low = high = math.nan if values else 0.0
+    bits = (lambda v: 0x7FC00000 if math.isnan(v) else _f32_bits(v))
+    return summary | {"min": bits(low), "max": bits(high), "nonmin": sum(not v == low for v in values)}
+
+
 def firmware_name(name: str) -> str:
     """A tensor name as the firmware prints it: bytes outside '!'..'~' become '_', '' becomes '-'."""
     if not name:
@@ -257,10 +296,29 @@ def check_outputs(verdict: Verdict, log: RunLog, reference: dict[str, Any]) -> C
         status = OVER
     else:
         status = OK
+        _check_output_line(verdict, log, reference["outputs"])
     verdict.rows.append(Row("output", n, status=status, group="output",
                             note=("equal to" if cmp.equal else "DIFFERS from") + f" host reference ({who})"
                             + ("; degenerate" if cmp.degenerate else "")))
     return cmp
+
+
+def _check_output_line(verdict: Verdict, log: RunLog, reference_outputs: list[dict[str, Any]]) -> None:
+    """The firmware's ``OUTPUT`` summary (n, min, max, nonmin) must describe the bytes it printed."""
+    expected = summarize_outputs([(int(o["dtype"]), bytes.fromhex(o["hex"])) for o in reference_outputs])
+    wrong = []
+    for key in ("n", "min", "max", "nonmin"):
+        if key not in log.output:
+            continue  # reported by the run-log parser
+        try:
+            same = int(log.output[key], 0) == expected[key]
+        except ValueError:
+            same = False
+        if not same:
+            shown = f"0x{expected[key]:08x}" if expected["float_domain"] and key in ("min", "max") else expected[key]
+            wrong.append(f"{key}={log.output[key]} (the output bytes give {shown})")
+    if wrong:
+        verdict.errors.append("firmware OUTPUT line disagrees with its output bytes: " + ", ".join(wrong))
 
 
 def check_log_consistency(verdict: Verdict, log: RunLog, plan_budget: int, expected_tensors: int) -> None:

@@ -148,7 +148,7 @@ def _bool(value: Any, what: str) -> bool:
     raise TigrisError(f"{what}: expected true/false (or 1/0), got {value!r}")
 
 
-def _seed(value: Any, what: str) -> int:
+def parse_seed(value: Any, what: str) -> int:
     try:
         seed = value if isinstance(value, int) and not isinstance(value, bool) else int(str(value), 0)
     except ValueError:
@@ -255,7 +255,7 @@ def load_declaration(path: Path) -> ModelDecl:
         region = _region_name(key, f"{where}: [regions]")
         decl.region_budgets[region] = parse_size(value, what=f"{where}: regions.{key}")
     if "seed" in run:
-        decl.seed = _seed(run["seed"], f"{where}: run.seed")
+        decl.seed = parse_seed(run["seed"], f"{where}: run.seed")
     if "timeout" in run:
         decl.timeout = _timeout(run["timeout"], f"{where}: run.timeout")
     return decl
@@ -295,7 +295,7 @@ def apply_overrides(decl: ModelDecl, overrides: dict[str, str]) -> ModelDecl:
         elif key == "flash":
             decl.flash_budget = parse_size(value, what=what)
         elif key == "seed":
-            decl.seed = _seed(value, what)
+            decl.seed = parse_seed(value, what)
         elif key.startswith(REGION_OVERRIDE_PREFIX):
             region = _region_name(key[len(REGION_OVERRIDE_PREFIX):], what)
             decl.region_budgets[region] = parse_size(value, what=what)

@@ -29,6 +29,13 @@ from .an547 import PLAN_LOAD_ADDRESS
 
 END_MARKER = "BENCH_END status=ok"
 
+#: ``icount=1``: virtual time advances 2^0 ns per guest instruction, so SysTick readings repeat
+#: exactly from run to run (m55-qemu.md §8).
+ICOUNT_FLAGS = ["-icount", "shift=0"]
+#: SysTick on the processor clock of QEMU's mps3-an547 CPU: 32 MHz of virtual time.
+SYSTICK_HZ = 32_000_000
+WORK_NOTE = "a count of work, not latency: QEMU does not model the Cortex-M55's timing"
+
 #: Firmware exit codes (firmware_templates/README.md §5) and the QEMU ones worth naming.
 EXIT_MEANINGS = {
     0: "ok",
@@ -73,6 +80,40 @@ def qemu_command(
     if plan is not None:
         cmd += ["-device", f"loader,file={plan},addr=0x{PLAN_LOAD_ADDRESS:08x}"]
     return cmd + list(extra or [])
+
+
+def icount_shift(flags: list[str]) -> int | None:
+    """The ``-icount`` shift in QEMU arguments; None without ``-icount`` or with ``shift=auto``."""
+    for flag, value in zip(flags, flags[1:]):
+        if flag in ("-icount", "--icount"):
+            first = value.split(",")[0]
+            first = first[len("shift="):] if first.startswith("shift=") else first
+            return int(first) if first.isdigit() else None
+    return None
+
+
+def work_figure(ticks: int | None, clock: str | None, shift: int | None) -> dict[str, Any]:
+    """The firmware's WORK reading for ``run.json``.
+
+    Under ``-icount shift=N`` virtual time is instructions x 2^N ns and SysTick ticks every
+    1/32 MHz = 31.25 ns, so one tick is 31.25 / 2^N guest instructions and the figure repeats
+    exactly; without ``-icount`` it follows host time and is not comparable between runs.
+    """
+    figure: dict[str, Any] = {"systick_ticks": ticks, "clock": clock, "icount_shift": shift,
+                              "deterministic": shift is not None and ticks is not None, "note": WORK_NOTE}
+    if figure["deterministic"]:
+        figure["instructions_approx"] = round(ticks * 1e9 / SYSTICK_HZ / 2**shift)
+    return figure
+
+
+def describe_work(figure: dict[str, Any]) -> str:
+    """One line for the budget table, e.g. ``work: 1,234 SysTick ticks @ 32MHz-virtual ...``."""
+    text = f"work: {figure['systick_ticks']:,} SysTick ticks @ {figure['clock']}"
+    if figure.get("instructions_approx") is not None:
+        text += f" ~ {figure['instructions_approx']:,} guest instructions (-icount shift={figure['icount_shift']})"
+    else:
+        text += " (no -icount: follows host time, not repeatable)"
+    return f"{text}; {figure['note']}"
 
 
 @dataclass

@@ -6,7 +6,8 @@ changed or removed)::
     BENCH_START <model name> @ Cortex-M55 (QEMU mps3-an547)
     Ops: <n>  Stages: <n>  Tensors: <n>  Budget: <plan budget> bytes
     OUTPUT n=<elements> checksum=<fnv1a32> min=<v> max=<v> nonmin=<count>
-    ARENA fast_peak=<b> slow_used=<b> total_sram=<b> bytes (fast_cap=<b> slow_cap=<b>)
+    ARENA fast_peak=<b> slow_used=<b> total_sram=<b> bytes (fast_cap=<b> slow_cap=<b>) slow_end=<b> stack_peak=<b>
+    WORK systick_ticks=<n> clock=32MHz-virtual    (optional: firmwares before it lack the line)
     OUTPUT_BYTES <index> <name> <hex>         (one per output)
     BENCH_END status=ok
 
@@ -53,6 +54,7 @@ class RunLog:
     output: dict[str, str] = field(default_factory=dict)  # n, checksum, min, max, nonmin, ...
     arena: dict[str, int] = field(default_factory=dict)  # fast_peak, slow_used, total_sram, caps
     output_bytes: dict[int, tuple[str, bytes]] = field(default_factory=dict)
+    work: dict[str, str] = field(default_factory=dict)  # systick_ticks, clock (WORK line)
     end_status: str | None = None
     end: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
@@ -63,6 +65,11 @@ class RunLog:
 
     def output_checksum(self) -> int | None:
         value = self.output.get("checksum")
+        return _int(value) if value is not None else None
+
+    def work_ticks(self) -> int | None:
+        """SysTick ticks of one inference (the WORK line), or None when the firmware printed none."""
+        value = self.work.get("systick_ticks")
         return _int(value) if value is not None else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,6 +83,7 @@ class RunLog:
             "output": dict(self.output),
             "arena": dict(self.arena),
             "output_bytes": {str(i): {"name": n, "hex": b.hex()} for i, (n, b) in sorted(self.output_bytes.items())},
+            "work": dict(self.work),
             "end_status": self.end_status,
             "problems": list(self.problems),
         }
@@ -127,6 +135,13 @@ def parse_run_log(text: str) -> RunLog:
             if missing:
                 log.problems.append(f"ARENA line lacks {', '.join(missing)}")
             seen.add("ARENA")
+        elif line.startswith("WORK "):
+            log.work = _kv(line)
+            try:
+                _int(log.work["systick_ticks"])
+            except (KeyError, ValueError):
+                log.problems.append(f"malformed line: {line!r}")
+                log.work = {}
         elif line.startswith(_FAILURE_PREFIXES):
             log.problems.append(f"firmware reported: {line[:200]}")
         elif m := _END.match(line):

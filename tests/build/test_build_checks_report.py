@@ -121,6 +121,22 @@ def test_outputs_equal_differ_and_degenerate():
     assert "degenerate output" in v.reason
 
 
+def test_output_line_must_describe_the_output_bytes():
+    v = Verdict("m")
+    check_outputs(v, parse_run_log(LOG.replace("max=7", "max=6").replace("nonmin=3", "nonmin=2")), REFERENCE)
+    assert ("firmware OUTPUT line disagrees with its output bytes: max=6 (the output bytes give 7), "
+            "nonmin=2 (the output bytes give 3)") in v.reason
+    floats = {**REFERENCE, "outputs": [{"name": "y", "dtype": 1, "hex": "0000803f00000040"}]}  # 1.0, 2.0
+    line = "OUTPUT n=2 checksum=0x0 min=0x3f800000 max=0x40000000 nonmin=1"
+    float_log = LOG.replace("fd000107", "0000803f00000040").replace(LOG.splitlines()[2], line)
+    v = Verdict("m")
+    check_outputs(v, parse_run_log(float_log), floats)
+    assert v.ok, v.reason
+    v = Verdict("m")
+    check_outputs(v, parse_run_log(float_log.replace("max=0x40000000", "max=0x3f800000")), floats)
+    assert "max=0x3f800000 (the output bytes give 0x40000000)" in v.reason
+
+
 def test_output_structure_mismatches():
     two = {**REFERENCE, "outputs": REFERENCE["outputs"] + [{"name": "z", "dtype": 1, "hex": "0000803f"}]}
     cmp = compare_outputs(parse_run_log(LOG), two["outputs"])

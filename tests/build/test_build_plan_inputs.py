@@ -108,14 +108,3 @@ def test_generator_matches_the_documented_c(tmp_path):
     expected = subprocess.run([str(tmp_path / "gen")], capture_output=True, text=True, check=True).stdout.strip()
     got = generate_inputs([IoTensor("i8", 0, 3, (40,), 40), IoTensor("f32", 1, 1, (2, 12), 96)], DEFAULT_SEED)
     assert (got[0] + got[1]).hex() == expected
-
-
-def test_agrees_with_the_firmware_contract(ds_cnn_plan, tiny_plan):
-    contract = pytest.importorskip("firmware_templates.contract")
-    for plan in (ds_cnn_plan, tiny_plan):
-        theirs = contract.read_plan_interface(plan.read_bytes())
-        ours = read_plan(plan)
-        assert [(t.name, t.dtype, t.nbytes, t.shape) for t in theirs.inputs] == \
-            [(t.name, t.dtype, t.size_bytes, t.shape) for t in ours.inputs]
-        assert contract.generate_inputs(theirs.inputs, 0x1234) == generate_inputs(ours.inputs, 0x1234)
-        assert contract.io_buffer_bytes(theirs) == sum(t.size_bytes for t in ours.inputs + ours.outputs)

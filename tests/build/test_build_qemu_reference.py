@@ -12,10 +12,11 @@ import pytest
 
 from build_helpers import REPO
 from tigris_scons.errors import TigrisError
-from tigris_scons.firmware import FirmwareParams, io_buffer_bytes, render_main, template_context
+from tigris_scons.firmware import FirmwareParams, render_main, template_context
 from tigris_scons.inputs import fnv1a32, generate_inputs
 from tigris_scons.plan import read_plan
-from tigris_scons.qemu import END_MARKER, exit_meaning, qemu_command, run_qemu
+from tigris_scons.qemu import (END_MARKER, describe_work, exit_meaning, icount_shift, qemu_command, run_qemu,
+                                work_figure)
 from tigris_scons.reference import bundled_runtime_available, compute_reference, reference_in_process
 
 
@@ -34,6 +35,21 @@ def test_command_line_follows_the_documented_flags():
     assert "-no-reboot" in cmd and "-kernel fw.elf" in joined
     assert "-device loader,file=plan.tgrs,addr=0x60000000" in joined
     assert cmd[-2:] == ["-icount", "shift=0"]
+
+
+def test_icount_shift_and_work_figure():
+    assert icount_shift(["-icount", "shift=0"]) == 0
+    assert icount_shift(["-d", "guest_errors", "-icount", "shift=5,align=off,sleep=off"]) == 5
+    assert icount_shift(["-icount", "3"]) == 3
+    assert icount_shift(["-icount", "shift=auto"]) is None and icount_shift([]) is None
+    figure = work_figure(1_000_000, "32MHz-virtual", 0)
+    assert figure["deterministic"] and figure["instructions_approx"] == 31_250_000  # 31.25 per tick
+    assert work_figure(1024, "32MHz-virtual", 5)["instructions_approx"] == 1000  # 32 ns per instruction
+    assert "not latency" in figure["note"] and "31,250,000 guest instructions" in describe_work(figure)
+    host_time = work_figure(1_000_000, "32MHz-virtual", None)
+    assert not host_time["deterministic"] and "instructions_approx" not in host_time
+    assert "not repeatable" in describe_work(host_time)
+    assert not work_figure(None, None, 0)["deterministic"]  # a firmware without the WORK line
 
 
 def test_success_needs_exit_zero_and_the_marker(tmp_path):
@@ -132,7 +148,7 @@ def test_template_context_and_render(ds_cnn_plan):
     params = FirmwareParams("ds_cnn", None, 4096, False, 0x9E3779B9, 16)
     ctx = template_context(params, info)
     assert ctx["fast_arena_bytes"] == 20480 and ctx["workspace_tensors"] == 14
-    assert ctx["io_buffer_bytes"] == io_buffer_bytes(info) == 490 + 12
+    assert ctx["io_buffer_bytes"] == info.io_buffer_bytes == 490 + 12
     assert ctx["plan_window_bytes"] == 16 * 1024 * 1024
     text = render_main(REPO / "firmware_templates", ctx)
     assert "#define FW_FAST_ARENA_BYTES 20480u" in text

@@ -55,7 +55,9 @@ def test_ds_cnn_lifecycle(tmp_path):
     scons = Scons(REPO)
     toml = ds_cnn_model(tmp_path / "ds_cnn")
     build = tmp_path / "build"
-    args = [f"model={toml}", f"build_dir={build}"]
+    # icount=1 makes the whole transcript repeatable (the WORK line counts SysTick ticks; without
+    # -icount they follow host time, the log changes and the final check re-runs every time).
+    args = [f"model={toml}", f"build_dir={build}", "icount=1"]
     out = build / "ds_cnn"
 
     # 1. clean build + run passes; the four lines, the size table, every report file
@@ -75,9 +77,12 @@ def test_ds_cnn_lifecycle(tmp_path):
     run = json.loads((out / "ds_cnn.run.json").read_text())
     assert run["exit_code"] == 0 and run["marker_seen"] and not run["timed_out"]
 
-    # 2. nothing changed: only the QEMU run happens again
+    # 2. nothing changed: only the QEMU run happens again (and, without icount, the final check)
     second = scons(*args, "run")
     assert [s.split()[0] for s in steps(second.stdout)] == ["QEMU"], second.stdout
+    assert "result: ok, unchanged since the last check" in second.stdout
+    host_time = scons(*args[:-1], "run")
+    assert [s.split()[0] for s in steps(host_time.stdout)] in (["QEMU"], ["QEMU", "CHECK"]), host_time.stdout
     assert scons("-q", *args, expect=None).returncode == 0  # default targets are up to date
 
     # 3. a budget edit in model.toml re-runs only the static check (default target)...
@@ -124,9 +129,49 @@ def test_two_models_in_parallel_never_overlap_qemu(tmp_path):
     lines = result.stdout.splitlines()
     for model in ("ds_cnn", "tiny"):  # each transcript is one contiguous block
         start = next(i for i, line in enumerate(lines) if line.startswith(f"---- QEMU {model}:"))
-        block = lines[start + 1:start + 7]
+        block = lines[start + 1:start + 8]
         assert block[0].startswith(f"BENCH_START {model} ") and block[-1] == "BENCH_END status=ok", block
+        assert [line.split()[0] for line in block[1:-1]] == ["Ops:", "OUTPUT", "ARENA", "WORK", "OUTPUT_BYTES"], block
     assert lines.count("result: ok (ds_cnn)") >= 1 and lines.count("result: ok (tiny)") >= 1
+
+
+def test_icount_work_figure_repeats(tmp_path):
+    """icount=1: the firmware's SysTick count of one inference is identical run to run, lands in
+    run.json and check.json, and the table says it is work, not latency."""
+    scons = Scons(REPO)
+    toml = ds_cnn_model(tmp_path / "ds_cnn")
+    out = tmp_path / "build" / "ds_cnn"
+    figures = []
+    for _ in range(2):
+        done = scons(f"model={toml}", f"build_dir={tmp_path / 'build'}", "icount=1", "run")
+        run = json.loads((out / "ds_cnn.run.json").read_text())
+        assert run["command"][-2:] == ["-icount", "shift=0"]
+        assert re.search(r"^WORK systick_ticks=\d+ clock=32MHz-virtual$", done.stdout, re.M)
+        assert re.search(r"^work: [\d,]+ SysTick ticks @ 32MHz-virtual ~ [\d,]+ guest instructions "
+                         r"\(-icount shift=0\); a count of work, not latency", done.stdout, re.M), done.stdout
+        figures.append(run["work"])
+    assert figures[0] == figures[1], figures
+    work = figures[0]
+    assert work["deterministic"] and work["icount_shift"] == 0 and work["systick_ticks"] > 0
+    assert work["instructions_approx"] == round(work["systick_ticks"] * 31.25)
+    assert json.loads((out / "ds_cnn.check.json").read_text())["work"] == work
+    plain = scons(f"model={toml}", f"build_dir={tmp_path / 'build'}", "run")  # without icount: no claim
+    assert not json.loads((out / "ds_cnn.run.json").read_text())["work"]["deterministic"]
+    assert "-icount" not in json.loads((out / "ds_cnn.run.json").read_text())["command"]
+    assert "guest instructions" not in plain.stdout
+
+
+def test_mobilenet_128k_with_the_slow_arena_in_ddr(tmp_path):
+    """The declared 128K MobileNetV2 plan with ``slow_ddr=1`` (on-chip: the declared-models test)."""
+    build = tmp_path / "build"
+    done = Scons(REPO)("model=mobilenetv2_035", "slow_ddr=1", f"build_dir={build}", "run")
+    assert "result: ok (mobilenetv2_035)" in done.stdout
+    arena = re.search(r"^ARENA fast_peak=(\d+) slow_used=(\d+) total_sram=(\d+) bytes", done.stdout, re.M)
+    fast_peak, slow_used, total_sram = map(int, arena.groups())
+    assert slow_used > 0 and total_sram == fast_peak  # the slow arena is off-chip
+    size = json.loads((build / "mobilenetv2_035/mobilenetv2_035.size.json").read_text())
+    regions = {r["name"]: r for r in size["regions"]}
+    assert regions["DDR"]["reserved"] >= 192 * 1024 and regions["ISRAM"]["reserved"] == 0
 
 
 def test_firmware_failures_fail_cleanly(tmp_path):
@@ -196,8 +241,8 @@ def test_ctrl_c_during_the_run_leaves_no_stamp(tmp_path):
 
 FOREIGN_SCONSTRUCT = """\
 # An existing project's SConstruct: it only loads the tool from the tigris-scons checkout.
-# Its own host flags must not leak into the Cortex-M55 build.
-env = Environment(tools=["default", "tigris"], toolpath=[r"{toolpath}"],
+# Its own host flags must not leak into the Cortex-M55 build. TIGRISBUILD_ICOUNT: repeatable runs.
+env = Environment(tools=["default", "tigris"], toolpath=[r"{toolpath}"], TIGRISBUILD_ICOUNT=True,
                   CCFLAGS=["-march=x86-64"], CPPDEFINES=["HOST_ONLY"], LIBS=["pthread"])
 kws = env.TigrisModel(r"{model}", budget="2K", sram="64K", flash="128K", region_dtcm="48K")
 Default(kws.run)
@@ -228,7 +273,7 @@ def test_command_line_model_file_with_budgets(tmp_path, tiny_plan):
     build = tmp_path / "build"
     plan = tmp_path / "ready.tgrs"
     shutil.copy(tiny_plan, plan)
-    done = scons(f"model={plan}", f"build_dir={build}", "sram=64K", "flash=64K", "fast_kb=4", "slow_kb=1",
+    done = scons(f"model={plan}", f"build_dir={build}", "sram=64K", "flash=128K", "fast_kb=4", "slow_kb=1",
                  "slow_ddr=1", "run")
     assert "PLAN " not in done.stdout  # a ready plan is used as is
     assert "ARENA fast_peak=" in done.stdout and "fast_cap=4096 slow_cap=1024" in done.stdout

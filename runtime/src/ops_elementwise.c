@@ -182,6 +182,24 @@ static int broadcasts_on_banded_axis(const binary_op *b, const operand *x)
     return (x->dim[row] == 1 && b->out_dim[row] != 1) || (b->rank == 4u && x->dim[2] == 1 && b->out_dim[2] != 1);
 }
 
+/* Above rank 4 the reference only broadcasts an operand that is 1 on leading axes and whole on
+ * the rest (it fails the run otherwise, e.g. [1,2,1,4,1] against [1,2,3,4,5]). */
+static int high_rank_broadcast_ok(const binary_op *b)
+{
+    uint32_t pos, axis;
+    for (pos = 0; pos < 2u && b->rank > 4u; ++pos) {
+        const operand *x = &b->in[pos];
+        for (axis = 0; axis < b->rank && x->dim[axis] == 1; ++axis) {
+        }
+        for (; axis < b->rank; ++axis) {
+            if (x->dim[axis] != b->out_dim[axis]) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 /* The constant operand holds different values for different rows of axis 0. */
 static int varies_along_rows(const binary_op *b)
 {
@@ -299,6 +317,11 @@ static tgr_status check_binary(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (op_may_tile(p, o) && (broadcasts_on_banded_axis(&b, &b.in[0]) || broadcasts_on_banded_axis(&b, &b.in[1]))) {
         return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                         "op %u (%s): a broadcasting runtime operand in a tiled stage is not supported", o,
+                        tgr_op_name(type));
+    }
+    if (!high_rank_broadcast_ok(&b)) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                        "op %u (%s): above rank 4 only leading axes may broadcast (the reference fails others)", o,
                         tgr_op_name(type));
     }
     if (op_may_tile(p, o) && b.rank <= 2u && varies_along_rows(&b)) {

@@ -178,6 +178,10 @@ BROADCAST = {
     "mul_runtime_channel": lambda: op_model("Mul", {"x": S, "z": [1, 4, 1, 1]}),
     "squared_diff_const": lambda: chain_model([node("Sub", ["x", "k"], ["d"]), node("Mul", ["d", "d"], ["y"])],
                                               {"x": S}, [Const("k", PER_CHANNEL, 0.03, -7)]),
+    "add_matrix_row_vector": lambda: op_model("Add", {"x": [16, 32], "z": [1, 32]}),
+    "mul_rank3_mid": lambda: op_model("Mul", {"x": [2, 3, 4], "z": [2, 1, 4]}),
+    "mul_rank5_leading": lambda: op_model("Mul", {"x": [1, 2, 3, 4, 5], "z": [1, 1, 3, 4, 5]}),
+    "add_const_rank5_last": lambda: op_model("Add", {"x": [1, 2, 3, 4, 5]}, consts=[Const("k", np.arange(5) * 9 - 20, 0.01, 0)]),
     "sum2": lambda: op_model("Sum", {"x": S, "z": S}),
     "sum3": lambda: op_model("Sum", {"x": S, "z": S, "w": S}),
     "add_fused_relu": lambda: chain_model([node("Add", ["x", "z"], ["s"]), node("Relu", ["s"], ["y"])],
@@ -331,6 +335,20 @@ def test_refuses_broadcast_runtime_operand_in_tiled_stage(lib: Path, work: Path)
                    {"x": (0.05, 0), "z": (0.02, 1), "c": (0.1, -3), "s": (1 / 128, 0), "y": (0.02, 2)}, budget="8K")
     assert "tiled" in _paths(plan)
     assert_refused(plan, lib, "Add", reference_refuses=False)
+
+
+@pytest.mark.parametrize("shape", [[1, 2, 1, 4, 1], [1, 1, 3, 1, 5], [1, 2, 3, 4, 1]])
+def test_refuses_inner_broadcast_above_rank_4(shape, lib: Path, work: Path) -> None:
+    # The reference loads these and fails every run; it broadcasts leading axes only.
+    from runtime.oracle import open_session
+    from tigris.runtime import RuntimeError as TigrisError
+
+    name = "rank5_" + "_".join(map(str, shape))
+    plan = plan_of(work, name, op_model("Mul", {"x": [1, 2, 3, 4, 5], "z": shape}),
+                   {"x": (0.05, 3), "z": (0.02, 3), "y": (0.05, 3)})
+    assert_refused(plan, lib, "Mul", reference_refuses=False)
+    with open_session(plan, None) as ref, pytest.raises(TigrisError):
+        ref.run({s["name"]: np.ones(s["shape"], np.int8) for s in ref.inputs})
 
 
 def test_refuses_row_varying_constant_in_row_bands(lib: Path, work: Path) -> None:

@@ -10,6 +10,8 @@ loader names the op (Div, LogSoftmax, HardSwish with an output scale the referen
 Max with mixed quantization, a broadcasting runtime operand in a tiled stage, a row-varying
 constant in row bands).
 
+tigris-ml's own per-op TFLite fixtures (sdist) run as well, where the sdist can be had.
+
 Quantization sets and why they exist (scales are float32):
 * ``HALF``: s_out = 2 s_in, zero points 0: every odd code is an exact .5 tie.
 * ``RELU6_TIE``: 6 / s_out is exactly 2.5 in float32 but 2.4999999 in double, and s_in divides 6
@@ -29,7 +31,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models_activation import Const, chain_model, op_model, plan_of  # noqa: E402
-from models_data import assert_refused, assert_same_as_reference, const, node, our_library  # noqa: E402
+from models_data import (  # noqa: E402
+    assert_refused,
+    assert_same_as_reference,
+    const,
+    fixture_plan,
+    node,
+    our_library,
+)
 
 pytest.importorskip("tigris.runtime")
 
@@ -210,6 +219,27 @@ def test_constant_and_broadcast(name: str, qname: str, lib: Path, work: Path) ->
     plan = plan_of(work, f"{name}_{qname}", BROADCAST[name](), _broadcast_quant(name, qname), unquantized=unquantized)
     assert len(_opcodes(plan)) == 1, f"{name}: expected one plan op, got {_opcodes(plan)}"
     assert_same_as_reference(plan, lib, n_inputs=8)
+
+
+# --------------------------------------------------------------------------- the compiler's TFLite fixtures
+
+FIXTURES = ["relu", "relu6", "logistic", "tanh", "hard_swish", "hard_swish_offset", "hard_swish_wide", "leaky_relu",
+            "elu", "abs", "prelu", "mul", "mul_broadcast", "mul_broadcast_both", "mul_constant_scalar",
+            "mul_rank_vector", "div_constant", "add_broadcast", "add_broadcast_rows", "add_constant_channels",
+            "add_constant_full", "add_constant_rows", "add_rank", "add_n", "sub", "sub_broadcast_first",
+            "sub_constant_first", "sub_constant_second", "maximum", "maximum_rank", "minimum", "squared_difference",
+            "squared_difference_constant", "requantize_shared", "softmax"]
+REFUSED_FIXTURES = {"div": "Div", "log_softmax": "LogSoftmax", "log_softmax_channels": "LogSoftmax"}
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_tflite_fixture(name: str, lib: Path, work: Path) -> None:
+    assert_same_as_reference(fixture_plan(name, work), lib, n_inputs=4)
+
+
+@pytest.mark.parametrize("name", list(REFUSED_FIXTURES))
+def test_tflite_fixture_refused(name: str, lib: Path, work: Path) -> None:
+    assert_refused(fixture_plan(name, work), lib, REFUSED_FIXTURES[name], reference_refuses=False)
 
 
 # --------------------------------------------------------------------------- tiled stages

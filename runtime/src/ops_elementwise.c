@@ -170,18 +170,6 @@ static tgr_status binary_operands(const tgr_plan *p, uint32_t o, binary_op *b, t
     return TGR_OK;
 }
 
-/* A runtime operand of extent 1 where the output is longer, on an axis that tiles and row bands
- * split (rows; columns of rank 4). Band regions map such an operand 1:1 onto the output's band,
- * which only holds on the other axes. */
-static int broadcasts_on_banded_axis(const binary_op *b, const operand *x)
-{
-    uint32_t row = row_axis_of(b->rank);
-    if (x->tensor == NONE16) {
-        return 0;
-    }
-    return (x->dim[row] == 1 && b->out_dim[row] != 1) || (b->rank == 4u && x->dim[2] == 1 && b->out_dim[2] != 1);
-}
-
 /* Above rank 4 the reference only broadcasts an operand that is 1 on leading axes and whole on
  * the rest (it fails the run otherwise, e.g. [1,2,1,4,1] against [1,2,3,4,5]). */
 static int high_rank_broadcast_ok(const binary_op *b)
@@ -198,6 +186,33 @@ static int high_rank_broadcast_ok(const binary_op *b)
         }
     }
     return 1;
+}
+
+static int broadcasts(const binary_op *b, const operand *x)
+{
+    uint32_t axis;
+    for (axis = 0; axis < b->rank; ++axis) {
+        if (x->dim[axis] != b->out_dim[axis]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A runtime operand of extent 1 where the output is longer, on an axis that tiles and row bands
+ * split (rows; columns of rank 4). Band regions map such an operand 1:1 onto the output's band,
+ * which only holds on the other axes. Matrices (rank <= 2) may not broadcast at all in a banded
+ * stage: the reference refuses such plans at load time. */
+static int broadcasts_on_banded_axis(const binary_op *b, const operand *x)
+{
+    uint32_t row = row_axis_of(b->rank);
+    if (x->tensor == NONE16) {
+        return 0;
+    }
+    if (b->rank <= 2u) {
+        return broadcasts(b, x);
+    }
+    return (x->dim[row] == 1 && b->out_dim[row] != 1) || (b->rank == 4u && x->dim[2] == 1 && b->out_dim[2] != 1);
 }
 
 /* The constant operand holds different values for different rows of axis 0. */

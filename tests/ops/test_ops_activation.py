@@ -381,6 +381,14 @@ def test_refuses_inner_broadcast_above_rank_4(shape, lib: Path, work: Path) -> N
         ref.run({s["name"]: np.ones(s["shape"], np.int8) for s in ref.inputs})
 
 
+def test_refuses_broadcast_in_banded_matrix_stage(lib: Path, work: Path) -> None:
+    # A per-row scale [256, 1] on a [256, 64] matrix in a banded stage: the reference refuses too.
+    m = chain_model([node("Tanh", ["x"], ["s"]), node("Mul", ["s", "z"], ["y"])], {"x": [256, 64], "z": [256, 1]})
+    plan = plan_of(work, "rows_mul_broadcast", m, {"x": (0.05, 0), "s": (1 / 128, 0), "z": (0.02, 0), "y": (0.01, 0)},
+                   budget="8K")
+    assert_refused(plan, lib, "Mul", reference_refuses=True)
+
+
 def test_refuses_row_varying_constant_in_row_bands(lib: Path, work: Path) -> None:
     # A per-row bias on a banded matrix: the reference loads the plan and fails every run.
     from runtime.oracle import open_session

@@ -13,13 +13,20 @@
  * output's or is 1 (the compiler inserts Reshape/Transpose to get there). Iteration walks the
  * output with per-operand strides, 0 on broadcast axes, merging axes that are contiguous for
  * every operand, so a same-shape op is one kernel call and a per-channel operand one call per
- * pixel. In tiled stages (`region` != NULL) buffers hold row/column bands: runtime tensors are
- * addressed relative to their band, constants by absolute position. A runtime operand that
- * broadcasts is refused in stages that may tile, because path_tiles derives every input's band
- * from the output's band 1:1.
+ * pixel. In spatial tiles and row bands (`region` != NULL) buffers hold bands of the row axis
+ * (and of the columns of rank 4): runtime tensors are addressed relative to their band,
+ * constants by absolute position.
  *
- * Refused: Div (the reference divides with its own fixed-point reciprocal that is not
- * reproduced here, and fails the whole run on a zero divisor).
+ * Refused at load (each where the reference refuses the plan or fails its runs, or where our
+ * band paths cannot feed the op):
+ *  - a runtime operand broadcasting along a banded axis in a stage that may tile: path_tiles
+ *    derives every input's band from the output's 1:1 (the reference loads the one row whole);
+ *    in banded matrix stages any broadcasting runtime operand (the reference refuses those);
+ *  - a constant varying along axis 0 of a banded matrix stage (the reference fails the run);
+ *  - above rank 4, broadcasting other than on leading axes (the reference fails the run);
+ *  - Max/Min with mixed quantization; fused activations except on Add;
+ *  - Div: the reference divides with its own fixed-point reciprocal, not reproduced here, and
+ *    fails the whole run on a zero divisor.
  */
 #include "fixedpoint.h"
 #include "kernels_act.h"

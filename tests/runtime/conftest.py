@@ -33,7 +33,17 @@ for _p in (str(HERE.parent), str(REPO)):  # tests/ (opmodels) and the repo root 
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from opmodels import CASES, compile_plan  # noqa: E402
+from opmodels import CASES, OpCase, compile_plan  # noqa: E402
+from opmodels.cases import unary  # noqa: E402
+
+#: single-op models of our own, used like ``opmodels.CASES`` (which another folder owns):
+#: operators our runtime refuses on purpose, to keep the refusal path under test.
+EXTRA_CASES: dict[str, OpCase] = {
+    # the plan requires LogSoftmax's output encoding (1/16, 127) (tgrs-format.md §10.2)
+    "logsoftmax": OpCase("logsoftmax", "LogSoftmax [1,10], output (1/16, 127)",
+                         unary("LogSoftmax", [1, 10], axis=-1), (57,), quantizer="manual",
+                         overrides={"y": (1.0 / 16.0, 127)}),
+}
 
 SANITIZE = os.environ.get("TGR_TEST_SANITIZE") == "1"
 DEFAULT_INPUTS = 10
@@ -119,8 +129,8 @@ class PlanCache:
     # ---- the models the runtime tests use
 
     def case_plan(self, case: str, budget: str | None = None, extra_args: Sequence[str] = ()) -> Path:
-        """An ``opmodels`` case compiled at ``budget`` (default: the case's own budget)."""
-        c = CASES[case]
+        """An ``opmodels`` (or ``EXTRA_CASES``) case compiled at ``budget`` (default: its own)."""
+        c = CASES[case] if case in CASES else EXTRA_CASES[case]
         return self.plan(f"case_{case}", c.build, budget or c.budget, extra_args)
 
     def ds_cnn_plan(self, budget: str, extra_args: Sequence[str] = ()) -> Path:

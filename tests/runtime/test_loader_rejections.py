@@ -6,7 +6,7 @@ plantools.PlanView, i.e. the layouts of tgrs-format.md §3-§6). For every mutat
 must refuse the plan when ``tigris.runtime.Session`` is created, with a message containing a
 specific substring (which record, which value), and ``tgr_plan_load`` must return the expected
 ``tgr_status`` (read through ctypes, plantools.LoaderProbe). Whole plans our runtime does not
-execute (a standalone Relu, a float32 model) are in the same table; LZ4 plans load, so their
+execute (a LogSoftmax, a float32 model) are in the same table; LZ4 plans load, so their
 weight-block records are mutated instead.
 
 The loader is what lets the executor and kernels index the plan without bounds checks, so a
@@ -75,7 +75,7 @@ BASES: dict[str, Callable] = {
     "gemm": lambda c: c.case_plan("gemm_bias"),
     "lz4": lambda c: c.ds_cnn_plan("64K", ["-c", "lz4"]),   # one stage, one LZ4 weight block
     # whole plans our runtime does not execute
-    "relu": lambda c: c.case_plan("relu_rescale"),
+    "logsoftmax": lambda c: c.case_plan("logsoftmax"),       # conftest.EXTRA_CASES
     "fp32": lambda c: c.plan("fp32_conv", _build_fp32_conv, "256K"),
 }
 SUPPORTED_BASES = ("ds_cnn", "conv", "ir_17K", "ir2", "gemm", "lz4")
@@ -377,7 +377,7 @@ MUTATIONS: list[Mutation] = [
     M("attribute_section_reserved", "ds_cnn", lambda v: patch(v.data, v.sections[SEC_OP_ATTRIBUTES] + 2, "<H", 1),
       "attribute section reserved field is not 0", "ATTRIBUTE", "the reference does not check it"),
     M("binary_requant_shift_40", "ir2", lambda v: patch(v.data, v.attr_data_at + 20, "<i", 40),
-      "op 3 (Add): binary requantization pairs out of range", "ATTRIBUTE"),
+      "op 3 (Add): requantization pairs out of range", "ATTRIBUTE"),
     M("pool_rounding_mode_2", "ds_cnn", lambda v: patch(v.data, v.attr_data_at, "<B", 2),
       "op 9: unknown pool rounding mode 2", "ATTRIBUTE"),
     # ---- LZ4 weight blocks (DS-CNN at 64K with -c lz4: one stage, one block)
@@ -400,7 +400,8 @@ MUTATIONS: list[Mutation] = [
       lambda v: v.set_weight(0, "offset", v.info["weight_blocks"][0]["uncompressed_size"]),
       "op 0 weight 0 is not inside its stage's weight block", "WEIGHT"),
     # ---- whole plans this runtime does not execute (unmutated)
-    M("unsupported_op_relu", "relu", lambda v: v.data, "op 0 (Relu) is not supported", "UNSUPPORTED"),
+    M("unsupported_op_logsoftmax", "logsoftmax", lambda v: v.data, "op 0 (LogSoftmax)", "UNSUPPORTED",
+      "Relu, the brief's example, is supported now; LogSoftmax is refused by name"),
     M("float32_plan", "fp32", lambda v: v.data, "float32", "UNSUPPORTED"),
 ]
 

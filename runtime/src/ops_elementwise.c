@@ -212,14 +212,12 @@ static int broadcasts(const binary_op *b, const operand *x)
  * stage: the reference refuses such plans at load time. */
 static int broadcasts_on_banded_axis(const binary_op *b, const operand *x)
 {
-    uint32_t row = row_axis_of(b->rank);
     if (x->tensor == NONE16) {
         return 0;
     }
-    if (b->rank <= 2u) {
-        return broadcasts(b, x);
-    }
-    return (x->dim[row] == 1 && b->out_dim[row] != 1) || (b->rank == 4u && x->dim[2] == 1 && b->out_dim[2] != 1);
+    /* Tiles load a broadcasting operand's single row/column for every tile (path_tiles.c);
+     * only row bands of a matrix cannot broadcast. */
+    return b->rank <= 2u && broadcasts(b, x);
 }
 
 /* The constant operand holds different values for different rows of axis 0. */

@@ -182,6 +182,11 @@ static void tile_regions(const tgr_plan *p, const tile_unit *u, int32_t *region,
                 end = (hi - 1) * stride - pad + span;
                 need[2 * axis] = first > 0 ? first : 0;
                 need[2 * axis + 1] = end < extent(p, x, axis) ? end : extent(p, x, axis);
+                if (extent(p, x, axis) == 1) {
+                    /* A broadcasting operand: its single row/column serves every tile. */
+                    need[2 * axis] = 0;
+                    need[2 * axis + 1] = 1;
+                }
             }
             if (r[ROW1] <= r[ROW0]) {
                 memcpy(r, need, sizeof need);

@@ -171,6 +171,7 @@ typedef struct tgr_session {
     uint32_t *tensor_alloc;       /* rounded bytes of the allocation a tensor owns (workspace) */
     uint16_t *last_use;           /* per-tensor scratch for the stage being run (workspace) */
     int32_t *region;              /* per tensor: rows [0],[1) and cols [2],[3) held by its buffer */
+    int32_t *held;                /* per tensor: rows a line buffer kept from the previous tile */
     uint32_t workspace_bytes;
     tgr_counters counters;
     tgr_trace_fn trace;
@@ -179,9 +180,10 @@ typedef struct tgr_session {
 
 /* Workspace bytes tgr_session_init() needs for a plan with `num_tensors` tensors. Usable in
  * static array sizes; tgr_workspace_required() gives the same figure for a loaded plan. */
+#define TGR_WORKSPACE_PER_TENSOR \
+    ((uint32_t)(sizeof(uint8_t *) + 6u * sizeof(int32_t) + sizeof(uint32_t) + sizeof(uint16_t)))
 #define TGR_WORKSPACE_BYTES(num_tensors) \
-    ((uint32_t)(num_tensors) * (uint32_t)(sizeof(uint8_t *) + 4u * sizeof(int32_t) + sizeof(uint32_t) + \
-                                          sizeof(uint16_t)) + (uint32_t)sizeof(uint8_t *))
+    ((uint32_t)(num_tensors) * TGR_WORKSPACE_PER_TENSOR + (uint32_t)sizeof(uint8_t *))
 
 /* Validate `data` as a plan and fill `plan`. Nothing is copied. */
 tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_error *err);

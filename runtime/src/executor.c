@@ -41,15 +41,15 @@ tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fa
                         need, session->fast.size, fast_bytes);
     }
     skip = (uint32_t)((sizeof(uint8_t *) - ws % sizeof(uint8_t *)) % sizeof(uint8_t *));
-    need = (uint32_t)(plan->num_tensors *
-                      (sizeof(uint8_t *) + 4u * sizeof(int32_t) + sizeof(uint32_t) + sizeof(uint16_t)));
+    need = plan->num_tensors * TGR_WORKSPACE_PER_TENSOR;
     if (workspace_bytes < skip || workspace_bytes - skip < need) {
         return tgr_fail(err, TGR_ERR_ARENA, "workspace too small: plan needs %u bytes, %u given",
                         tgr_workspace_required(plan), workspace_bytes);
     }
     session->tensor_ptr = (uint8_t **)(ws + skip);
     session->region = (int32_t *)(void *)(session->tensor_ptr + plan->num_tensors);
-    session->tensor_alloc = (uint32_t *)(session->region + 4u * plan->num_tensors);
+    session->held = session->region + 4u * plan->num_tensors;
+    session->tensor_alloc = (uint32_t *)(session->held + 2u * plan->num_tensors);
     session->last_use = (uint16_t *)(session->tensor_alloc + plan->num_tensors);
     session->workspace_bytes = tgr_workspace_required(plan);
     return TGR_OK;

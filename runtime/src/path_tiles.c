@@ -228,6 +228,65 @@ typedef struct unit_memory {
     uint32_t out_alloc[TGR_MAX_STAGE_IO];
 } unit_memory;
 
+/* Whether a window of the member stage reaches past a tensor edge in this tile: such stages
+ * recompute their whole tile instead of rolling their line buffers, as the reference does. */
+static int stage_clamped(const tgr_plan *p, const tile_unit *u, const int32_t *region, uint32_t stage)
+{
+    uint32_t o, k;
+    for (o = stage_op(p, stage, 0); o < u->end_op && o < stage_op(p, stage, 0) + stage_ops_count(p, stage); ++o) {
+        const int32_t *y = region + 4u * op_output(p, o, 0);
+        int32_t stride, span, pad;
+        if (!is_window_op(op_type(p, o))) {
+            continue;
+        }
+        op_axis(p, o, 0, &stride, &span, &pad);
+        for (k = 0; k < op_num_inputs(p, o); ++k) {
+            if (y[ROW0] * stride - pad < 0 ||
+                (y[ROW1] - 1) * stride - pad + span > extent(p, op_input(p, o, k), 0)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Line-buffer roll (tgrs-executor.md §2.4 step 7): the rows of op o's output that the previous
+ * tile already computed are moved to the front of its persistent buffer and only the new rows
+ * are computed. Window kernels keep reading the whole input buffer; the output region and
+ * pointer are narrowed to the new rows for the call. The numbers are those of recomputing. */
+static void roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, const uint8_t *const *weights)
+{
+    const tgr_plan *p = s->plan;
+    const uint32_t y = op_output(p, o, 0);
+    int32_t *r = s->region + 4u * y;
+    const int32_t r0 = r[ROW0];
+    const int32_t r1 = r[ROW1];
+    const int32_t kept0 = s->held[2u * y];
+    const int32_t kept1 = s->held[2u * y + 1u];
+    const uint32_t row = (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, y, 3);
+    const uint32_t stage = op_stage(p, u, o);
+    uint8_t *const buffer = s->tensor_ptr[y];
+    int32_t overlap = 0;
+    if (kept0 <= r0 && r0 < kept1) {
+        const int32_t rows[2] = {r0, kept1 < r1 ? kept1 : r1};
+        overlap = rows[1] - r0;
+        memmove(buffer, buffer + (uint32_t)(r0 - kept0) * row, (uint32_t)overlap * row);
+        tgr_emit_region(s, TGR_EV_MOVE, TGR_POOL_FAST, stage, y, NONE16, (uint32_t)(buffer - s->fast.base),
+                        (uint32_t)(buffer - s->fast.base) + (uint32_t)(r0 - kept0) * row, (uint32_t)overlap * row,
+                        rows, NULL);
+    }
+    if (r0 + overlap < r1) {
+        r[ROW0] = r0 + overlap;
+        s->tensor_ptr[y] = buffer + (uint32_t)overlap * row;
+        tgr_dispatch(p, o, s->tensor_ptr, s->region, weights[stage - u->first_stage]);
+        s->tensor_ptr[y] = buffer;
+        r[ROW0] = r0;
+        tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
+    }
+    s->held[2u * y] = r0;
+    s->held[2u * y + 1u] = r1;
+}
+
 static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory *m, const int32_t tile[4],
                            uint32_t index, int persistent, const uint8_t *const *weights, tgr_error *err)
 {
@@ -270,12 +329,18 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
                 return tgr_fail(err, TGR_ERR_EXEC, "stage %u: tile of tensor %u outgrows its line buffer",
                                 u->first_stage, y);
             }
+            if (index > 0u && !stage_clamped(p, u, region, op_stage(p, u, o))) {
+                roll_and_run(s, u, o, weights);
+                continue;
+            }
         } else if (!tgr_place_bytes(s, TGR_POOL_FAST, y, bytes, s->fast.size, u->first_stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile of tensor %u does not fit the fast arena",
                             u->first_stage, y);
         }
         tgr_dispatch(p, o, s->tensor_ptr, region, weights[op_stage(p, u, o) - u->first_stage]);
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, op_stage(p, u, o), NONE16, o, 0u, 0u, 0u);
+        s->held[2u * y] = region[4u * y + ROW0];
+        s->held[2u * y + 1u] = region[4u * y + ROW1];
     }
     for (i = 0; i < stage_out_count(p, u->last_stage); ++i) {
         uint32_t t = stage_output(p, u->last_stage, i);

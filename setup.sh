@@ -27,7 +27,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # What each one is for: the Cortex-M55 cross compiler and its C library, the emulator, a host C
 # compiler for the host runtime library and tests, Python with venv support.
 PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm
-          gcc libc6-dev python3 python3-venv)
+          gcc libc6-dev python3 python3-venv clang libclang-rt-14-dev)
 # The commands those packages provide, for machines without dpkg.
 COMMANDS=(arm-none-eabi-gcc qemu-system-arm gcc python3)
 

@@ -27,18 +27,17 @@ one untiled stage. tests/opmodels case ``inverted_residual`` at 16K/17K gives 2 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from models.common import centred_head, feature_stats  # noqa: E402
+from models.common import builder_main, centred_head, feature_stats, fp32_graph, normal_batches  # noqa: E402
 from models.qdq import BoundaryQuant, quantize_qdq, save_model, strip_boundary_qdq  # noqa: E402
 
 SEED = 20240613
@@ -103,36 +102,21 @@ def make_fp32(seed: int = SEED) -> onnx.ModelProto:
                                   kernel_shape=[25, 5]))
     nodes.append(helper.make_node("Flatten", ["pool"], ["flat"], name="flatten/Flatten", axis=1))
     # Head centred on the pooled features of fixed-seed inputs (models/common.py explains why).
-    mean, std = feature_stats(_graph(nodes, inits, "flat", [1, FILTERS]),
+    mean, std = feature_stats(fp32_graph("ds_cnn", nodes, inits, INPUT_SHAPE, "flat", [1, FILTERS]),
                               calibration_batches(HEAD_BATCHES, HEAD_SEED))
     fc_w, fc_b = centred_head(rng.standard_normal((NUM_CLASSES, FILTERS)), mean, std, HEAD_GAIN)
     nodes.append(helper.make_node("Gemm", ["flat", const("fc.weight", fc_w), const("fc.bias", fc_b)],
                                   ["logits"], name="fc/Gemm", transB=1))
     nodes.append(helper.make_node("Softmax", ["logits"], ["output"], name="softmax/Softmax", axis=-1))
 
-    model = _graph(nodes, inits, "output", [1, NUM_CLASSES])
+    model = fp32_graph("ds_cnn", nodes, inits, INPUT_SHAPE, "output", [1, NUM_CLASSES])
     onnx.checker.check_model(model)
-    return model
-
-
-def _graph(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], output: str,
-           out_dims: list[int]) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes, "ds_cnn",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, list(INPUT_SHAPE))],
-        [helper.make_tensor_value_info(output, TensorProto.FLOAT, out_dims)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
-                              producer_name="tigris-scons/models/ds_cnn")
-    model.ir_version = 8
     return model
 
 
 def calibration_batches(n: int = NUM_CALIB_BATCHES, seed: int = CALIB_SEED) -> list[np.ndarray]:
     """Fixed-seed MFCC-like calibration inputs (unit-variance normal, float32, NCHW)."""
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(INPUT_SHAPE).astype(np.float32) for _ in range(n)]
+    return normal_batches(INPUT_SHAPE, n, seed)
 
 
 def build_model() -> tuple[onnx.ModelProto, list[BoundaryQuant], list[BoundaryQuant]]:
@@ -148,15 +132,7 @@ def build(path: str | Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--output", required=True, type=Path, help="output .onnx path")
-    args = ap.parse_args(argv)
-    model, ins, outs = build_model()
-    save_model(model, args.output)
-    for q in ins + outs:
-        print(f"{q.tensor}: scale {q.scale!r} zero_point {q.zero_point} (was {q.original})")
-    print(f"wrote {args.output}")
-    return 0
+    return builder_main(__doc__.splitlines()[0], build_model, argv)
 
 
 if __name__ == "__main__":

@@ -25,17 +25,17 @@ CLI: ``python models/mobilenetv2_035/build.py -o OUT.onnx``; import: ``build(pat
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from models.common import builder_main, fp32_graph, normal_batches  # noqa: E402
 from models.qdq import BoundaryQuant, quantize_qdq, save_model, strip_boundary_qdq  # noqa: E402
 
 SEED = 20240614
@@ -120,29 +120,14 @@ def make_fp32(seed: int = SEED) -> onnx.ModelProto:
     inits.append(numpy_helper.from_array(fc_b.astype(np.float32), "fc.bias"))
     nodes.append(helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["output"],
                                   name="fc/Gemm", transB=1))
-    model = _graph(nodes, inits, "output", [1, NUM_CLASSES])
+    model = fp32_graph("mobilenetv2_035", nodes, inits, INPUT_SHAPE, "output", [1, NUM_CLASSES])
     onnx.checker.check_model(model)
-    return model
-
-
-def _graph(nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto], output: str,
-           out_dims: list[int]) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes, "mobilenetv2_035",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, list(INPUT_SHAPE))],
-        [helper.make_tensor_value_info(output, TensorProto.FLOAT, out_dims)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
-                              producer_name="tigris-scons/models/mobilenetv2_035")
-    model.ir_version = 8
     return model
 
 
 def calibration_batches(n: int = NUM_CALIB_BATCHES, seed: int = CALIB_SEED) -> list[np.ndarray]:
     """Fixed-seed image-like calibration inputs: standard normal (normalised pixels), NCHW."""
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(INPUT_SHAPE).astype(np.float32) for _ in range(n)]
+    return normal_batches(INPUT_SHAPE, n, seed)
 
 
 def build_model() -> tuple[onnx.ModelProto, list[BoundaryQuant], list[BoundaryQuant]]:
@@ -157,15 +142,7 @@ def build(path: str | Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--output", required=True, type=Path, help="output .onnx path")
-    args = ap.parse_args(argv)
-    model, ins, outs = build_model()
-    save_model(model, args.output)
-    for q in ins + outs:
-        print(f"{q.tensor}: scale {q.scale!r} zero_point {q.zero_point} (was {q.original})")
-    print(f"wrote {args.output}")
-    return 0
+    return builder_main(__doc__.splitlines()[0], build_model, argv)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ typedef struct tgr_op_impl {
     uint8_t tiling;
     /* Load time: everything the executor relies on, so `run` can trust the plan. */
     tgr_status (*check)(const tgr_plan *p, uint32_t op, tgr_error *err);
-    /* Run time: `region` (4 per tensor: rows [0],[1), cols [2],[3)) is NULL for whole tensors. */
+    /* Run time: `region` (4 per tensor: rows [0],[1), cols [2],[3)) is NULL for whole tensors.
+     * NULL for ops whose `check` refuses every plan (listed only to name why). */
     void (*run)(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
 } tgr_op_impl;
 

@@ -193,14 +193,6 @@ static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *er
                     o);
 }
 
-static void run_nothing(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
-{
-    /* Never called: the op's check refuses every plan that contains it. */
-    (void)p;
-    (void)o;
-    (void)tensor_ptr;
-    (void)region;
-}
 
 static const tgr_op_impl activation_family[] = {
     {OP_SOFTMAX, TILING_ROWS, check_softmax, run_softmax},
@@ -213,7 +205,7 @@ static const tgr_op_impl activation_family[] = {
     {OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, run_nothing},
+    {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, NULL}, /* its check refuses every plan: never run */
 };
 
 const tgr_op_impl *tgr_ops_activation(uint32_t opcode)

@@ -89,11 +89,13 @@ static tgr_status check_filter(const tgr_plan *p, uint32_t o, const op_spatial *
     return check_requant_channels(p, o, channels, err);
 }
 
+/* Conv (OHWI filter, group 1) and DepthwiseConv (HWC filter, group = input channels, output
+ * channels a multiple of them). */
 static tgr_status check_conv(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     op_spatial sp;
     tgr_status st;
-    uint32_t in_c, out_c;
+    uint32_t in_c, out_c, taps;
     op_decode(p, o, &sp);
     st = tgr_check_window_geometry(p, o, &sp, err);
     if (st != TGR_OK) {
@@ -101,28 +103,17 @@ static tgr_status check_conv(const tgr_plan *p, uint32_t o, tgr_error *err)
     }
     in_c = (uint32_t)tensor_dim(p, op_input(p, o, 0), 3);
     out_c = (uint32_t)tensor_dim(p, op_output(p, o, 0), 3);
+    taps = sp.kernel_h * sp.kernel_w;
+    if (op_type(p, o) == OP_DEPTHWISE) {
+        if (sp.group != in_c || out_c % in_c != 0u) {
+            return tgr_bad_op(err, p, o, "group must equal the input channels and divide the output channels");
+        }
+        return check_filter(p, o, &sp, taps * out_c, out_c, err);
+    }
     if (sp.group != 1u) {
         return tgr_bad_op(err, p, o, "grouped convolution is not executed by this runtime");
     }
-    return check_filter(p, o, &sp, out_c * sp.kernel_h * sp.kernel_w * in_c, out_c, err);
-}
-
-static tgr_status check_depthwise(const tgr_plan *p, uint32_t o, tgr_error *err)
-{
-    op_spatial sp;
-    tgr_status st;
-    uint32_t in_c, out_c;
-    op_decode(p, o, &sp);
-    st = tgr_check_window_geometry(p, o, &sp, err);
-    if (st != TGR_OK) {
-        return st;
-    }
-    in_c = (uint32_t)tensor_dim(p, op_input(p, o, 0), 3);
-    out_c = (uint32_t)tensor_dim(p, op_output(p, o, 0), 3);
-    if (sp.group != in_c || out_c % in_c != 0u) {
-        return tgr_bad_op(err, p, o, "group must equal the input channels and divide the output channels");
-    }
-    return check_filter(p, o, &sp, sp.kernel_h * sp.kernel_w * out_c, out_c, err);
+    return check_filter(p, o, &sp, out_c * taps * in_c, out_c, err);
 }
 
 static tgr_status check_gemm(const tgr_plan *p, uint32_t o, tgr_error *err)
@@ -179,7 +170,7 @@ static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
 
 static const tgr_op_impl conv_family[] = {
     {OP_CONV, TILING_WINDOW, check_conv, run_conv},
-    {OP_DEPTHWISE, TILING_WINDOW, check_depthwise, run_conv},
+    {OP_DEPTHWISE, TILING_WINDOW, check_conv, run_conv},
     {OP_GEMM, TILING_ROWS, check_gemm, run_gemm},
 };
 

@@ -613,14 +613,6 @@ static tgr_status check_div(const tgr_plan *p, uint32_t o, tgr_error *err)
                     "op %u (Div): the reference's int8 division is not reproduced by this runtime", o);
 }
 
-static void run_nothing(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
-{
-    /* Never called: the op's check refuses every plan that contains it. */
-    (void)p;
-    (void)o;
-    (void)tensor_ptr;
-    (void)region;
-}
 
 static const tgr_op_impl elementwise_family[] = {
     {OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
@@ -631,7 +623,7 @@ static const tgr_op_impl elementwise_family[] = {
     {OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
     {OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
     {OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum},
-    {OP_DIV, TILING_NONE, check_div, run_nothing},
+    {OP_DIV, TILING_NONE, check_div, NULL}, /* its check refuses every plan: never run */
 };
 
 const tgr_op_impl *tgr_ops_elementwise(uint32_t opcode)

@@ -53,10 +53,8 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
     const uint32_t ceiling = s->fast.floor + limit;
     const uint32_t positions = (uint32_t)tensor_dim(p, x, 1) * (uint32_t)tensor_dim(p, x, 2);
     const uint32_t channels = (uint32_t)tensor_dim(p, x, 3);
-    uint8_t *slow_x = s->tensor_ptr[x];
-    const uint32_t slow_x_alloc = s->tensor_alloc[x];
-    uint8_t *slow_y;
-    uint32_t slow_y_alloc;
+    const tgr_slot slow_x = tgr_slot_of(s, x);
+    tgr_slot slow_y;
     int32_t *sums;
     int32_t acc_offset;
     uint32_t c0, p0, i;
@@ -65,8 +63,7 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
     if (st != TGR_OK) {
         return st;
     }
-    slow_y = s->tensor_ptr[y];
-    slow_y_alloc = s->tensor_alloc[y];
+    slow_y = tgr_slot_of(s, y);
     acc_offset = tgr_reserve_fast(s, 4u * group, ceiling, stage);
     if (acc_offset < 0) {
         return tgr_fail(err, TGR_ERR_ARENA, "stage %u: its reduction accumulator does not fit %u fast bytes", stage,
@@ -92,31 +89,29 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
             }
             chunk = (int8_t *)s->tensor_ptr[x];
             for (i = p0; i < p1; ++i) {
-                memcpy(chunk + (i - p0) * width, slow_x + i * channels + c0, width);
+                memcpy(chunk + (i - p0) * width, slow_x.ptr + i * channels + c0, width);
             }
             s->counters.load_bytes += (p1 - p0) * width;
             /* Traced as the reference traces it: the channel range in the row fields. */
             tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, NONE16, (uint32_t)(s->tensor_ptr[x] - s->fast.base),
-                            (uint32_t)(slow_x - s->slow.base) + p0 * channels + c0, (p1 - p0) * width, cols, NULL);
+                            (uint32_t)(slow_x.ptr - s->slow.base) + p0 * channels + c0, (p1 - p0) * width, cols, NULL);
             tgr_mean_accumulate((int32_t)(p1 - p0), (int32_t)width, chunk, sums);
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
             if (p1 == positions) {
                 for (i = 0; i < width; ++i) {
                     ((int8_t *)s->tensor_ptr[y])[i] = tgr_mean_finish(&m, sums[i]);
                 }
-                memcpy(slow_y + c0, s->tensor_ptr[y], width);
+                memcpy(slow_y.ptr + c0, s->tensor_ptr[y], width);
                 s->counters.spill_bytes += width;
-                tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y - s->slow.base) + c0,
+                tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y.ptr - s->slow.base) + c0,
                                 (uint32_t)(s->tensor_ptr[y] - s->fast.base), width, cols, NULL);
             }
             tgr_fast_reset(s, stage);
         }
     }
     tgr_fast_release(s, stage); /* the accumulator dies with the reduction */
-    s->tensor_ptr[x] = slow_x;
-    s->tensor_alloc[x] = slow_x_alloc;
-    s->tensor_ptr[y] = slow_y;
-    s->tensor_alloc[y] = slow_y_alloc;
+    tgr_slot_put(s, x, slow_x);
+    tgr_slot_put(s, y, slow_y);
     return TGR_OK;
 }
 
@@ -156,10 +151,8 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     const int32_t channels = tensor_dim(p, x, 3);
     const uint32_t row_bytes = (uint32_t)width * (uint32_t)channels;
     const uint32_t acc_bytes = 4u * (uint32_t)channels;
-    uint8_t *slow_x = s->tensor_ptr[x];
-    const uint32_t slow_x_alloc = s->tensor_alloc[x];
-    uint8_t *slow_y;
-    uint32_t slow_y_alloc;
+    const tgr_slot slow_x = tgr_slot_of(s, x);
+    tgr_slot slow_y;
     int32_t *sums;
     int32_t acc_offset, band, r0, c;
     uint32_t tile = 0;
@@ -168,8 +161,7 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     if (st != TGR_OK) {
         return st;
     }
-    slow_y = s->tensor_ptr[y];
-    slow_y_alloc = s->tensor_alloc[y];
+    slow_y = tgr_slot_of(s, y);
     for (band = rows; band > 0; --band) {
         if (align_up(acc_bytes, TGR_TENSOR_ALIGN) + align_up((uint32_t)band * row_bytes, TGR_TENSOR_ALIGN) +
                 align_up(tensor_bytes(p, y), TGR_TENSOR_ALIGN) <= limit) {
@@ -193,10 +185,10 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
         if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: band of %d rows does not fit", stage, (int)(r1 - r0));
         }
-        memcpy(s->tensor_ptr[x], slow_x + (uint32_t)r0 * row_bytes, bytes);
+        memcpy(s->tensor_ptr[x], slow_x.ptr + (uint32_t)r0 * row_bytes, bytes);
         s->counters.load_bytes += bytes;
         tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, NONE16, (uint32_t)(s->tensor_ptr[x] - s->fast.base),
-                        (uint32_t)(slow_x - s->slow.base) + (uint32_t)r0 * row_bytes, bytes, range, NULL);
+                        (uint32_t)(slow_x.ptr - s->slow.base) + (uint32_t)r0 * row_bytes, bytes, range, NULL);
         if (!tgr_place(s, TGR_POOL_FAST, y, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: band of %d rows does not fit", stage, (int)(r1 - r0));
         }
@@ -207,18 +199,16 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
             for (c = 0; c < channels; ++c) {
                 ((int8_t *)s->tensor_ptr[y])[c] = tgr_mean_finish(&m, sums[c]);
             }
-            memcpy(slow_y, s->tensor_ptr[y], tensor_bytes(p, y));
+            memcpy(slow_y.ptr, s->tensor_ptr[y], tensor_bytes(p, y));
             s->counters.spill_bytes += tensor_bytes(p, y);
-            tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y - s->slow.base),
+            tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y.ptr - s->slow.base),
                             (uint32_t)(s->tensor_ptr[y] - s->fast.base), tensor_bytes(p, y), out_rows, NULL);
         }
         tgr_fast_reset(s, stage);
     }
     tgr_fast_release(s, stage); /* the accumulator dies with the reduction */
     /* Bands borrowed the tensors' slots; give them back their slow allocations. */
-    s->tensor_ptr[x] = slow_x;
-    s->tensor_alloc[x] = slow_x_alloc;
-    s->tensor_ptr[y] = slow_y;
-    s->tensor_alloc[y] = slow_y_alloc;
+    tgr_slot_put(s, x, slow_x);
+    tgr_slot_put(s, y, slow_y);
     return TGR_OK;
 }

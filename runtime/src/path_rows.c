@@ -176,8 +176,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
     const uint32_t out0 = op_output(p, first, 0);
     const int32_t rows = tensor_dim(p, out0, tgr_row_axis(p, out0));
     const uint32_t ceiling = s->fast.floor + limit;
-    uint8_t *in_ptr[TGR_MAX_STAGE_IO], *out_ptr[TGR_MAX_STAGE_IO];
-    uint32_t in_alloc[TGR_MAX_STAGE_IO], out_alloc[TGR_MAX_STAGE_IO];
+    tgr_slot in[TGR_MAX_STAGE_IO], out[TGR_MAX_STAGE_IO];
     int32_t band, r0;
     uint32_t i, tile = 0;
     for (band = rows; band > 0 && rows_footprint(p, stage, band) > limit; --band) {
@@ -186,22 +185,19 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
         return tgr_fail(err, TGR_ERR_ARENA, "stage %u: no row band fits its %u fast bytes", stage, limit);
     }
     for (i = 0; i < stage_in_count(p, stage); ++i) {
-        in_ptr[i] = s->tensor_ptr[stage_input(p, stage, i)];
-        in_alloc[i] = s->tensor_alloc[stage_input(p, stage, i)];
+        in[i] = tgr_slot_of(s, stage_input(p, stage, i));
     }
     for (i = 0; i < stage_out_count(p, stage); ++i) {
         uint32_t t = stage_output(p, stage, i);
         if (output_over_input(p, stage)) {
-            s->tensor_ptr[t] = in_ptr[0];
-            s->tensor_alloc[t] = in_alloc[0];
+            tgr_slot_put(s, t, in[0]);
         } else {
             tgr_status st = tgr_place_slow(s, t, stage, err);
             if (st != TGR_OK) {
                 return st;
             }
         }
-        out_ptr[i] = s->tensor_ptr[t];
-        out_alloc[i] = s->tensor_alloc[t];
+        out[i] = tgr_slot_of(s, t);
     }
     for (r0 = 0; r0 < rows; r0 += band) {
         const int32_t r1 = r0 + band < rows ? r0 + band : rows;
@@ -218,10 +214,10 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
             if (!tgr_place_bytes(s, TGR_POOL_FAST, t, bytes, ceiling, stage)) {
                 return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
             }
-            memcpy(s->tensor_ptr[t], in_ptr[i] + (uint32_t)r0 * row_bytes(p, t), bytes);
+            memcpy(s->tensor_ptr[t], in[i].ptr + (uint32_t)r0 * row_bytes(p, t), bytes);
             s->counters.load_bytes += bytes;
             emit_rows(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, t, (uint32_t)(s->tensor_ptr[t] - s->fast.base),
-                      (uint32_t)(in_ptr[i] - s->slow.base) + (uint32_t)r0 * row_bytes(p, t), bytes, r0, r1);
+                      (uint32_t)(in[i].ptr - s->slow.base) + (uint32_t)r0 * row_bytes(p, t), bytes, r0, r1);
         }
         for (i = 0; i < count; ++i) {
             uint32_t o = first + i;
@@ -236,22 +232,20 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
         for (i = 0; i < stage_out_count(p, stage); ++i) {
             uint32_t t = stage_output(p, stage, i);
             uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t);
-            memcpy(out_ptr[i] + (uint32_t)r0 * row_bytes(p, t), s->tensor_ptr[t], bytes);
+            memcpy(out[i].ptr + (uint32_t)r0 * row_bytes(p, t), s->tensor_ptr[t], bytes);
             s->counters.spill_bytes += bytes;
             emit_rows(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, t,
-                      (uint32_t)(out_ptr[i] - s->slow.base) + (uint32_t)r0 * row_bytes(p, t),
+                      (uint32_t)(out[i].ptr - s->slow.base) + (uint32_t)r0 * row_bytes(p, t),
                       (uint32_t)(s->tensor_ptr[t] - s->fast.base), bytes, r0, r1);
         }
         tgr_fast_reset(s, stage);
     }
     tgr_fast_release(s, stage);
     for (i = 0; i < stage_in_count(p, stage); ++i) {
-        s->tensor_ptr[stage_input(p, stage, i)] = in_ptr[i];
-        s->tensor_alloc[stage_input(p, stage, i)] = in_alloc[i];
+        tgr_slot_put(s, stage_input(p, stage, i), in[i]);
     }
     for (i = 0; i < stage_out_count(p, stage); ++i) {
-        s->tensor_ptr[stage_output(p, stage, i)] = out_ptr[i];
-        s->tensor_alloc[stage_output(p, stage, i)] = out_alloc[i];
+        tgr_slot_put(s, stage_output(p, stage, i), out[i]);
     }
     return TGR_OK;
 }
@@ -335,10 +329,8 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     const uint32_t y = op_output(p, o, 0);
     const uint32_t ceiling = s->fast.floor + limit;
     uint32_t rows, cols, block, extent, unit, band, b0, tile = 0;
-    uint8_t *slow_x = s->tensor_ptr[x];
-    const uint32_t slow_x_alloc = s->tensor_alloc[x];
-    uint8_t *slow_y;
-    uint32_t slow_y_alloc;
+    const tgr_slot slow_x = tgr_slot_of(s, x);
+    tgr_slot slow_y;
     int on_cols;
     tgr_status st;
     tgr_transpose_shape(p, stage, &rows, &cols, &block);
@@ -354,8 +346,7 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     if (st != TGR_OK) {
         return st;
     }
-    slow_y = s->tensor_ptr[y];
-    slow_y_alloc = s->tensor_alloc[y];
+    slow_y = tgr_slot_of(s, y);
     for (b0 = 0; b0 < extent; b0 += band) {
         const uint32_t n = b0 + band < extent ? band : extent - b0;
         const uint32_t bytes = n * unit;
@@ -374,38 +365,36 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
         in_band = (int8_t *)s->tensor_ptr[x];
         if (on_cols) {
             for (i = 0; i < rows; ++i) { /* gather the band's columns of every row */
-                memcpy(in_band + (uint64_t)i * n * block, slow_x + ((uint64_t)i * cols + b0) * block, n * block);
+                memcpy(in_band + (uint64_t)i * n * block, slow_x.ptr + ((uint64_t)i * cols + b0) * block, n * block);
             }
         } else {
-            memcpy(in_band, slow_x + in_offset, bytes);
+            memcpy(in_band, slow_x.ptr + in_offset, bytes);
         }
         s->counters.load_bytes += bytes;
         tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, NONE16, (uint32_t)((uint8_t *)in_band - s->fast.base),
-                        (uint32_t)(slow_x - s->slow.base) + in_offset, bytes, in_rows, in_cols);
+                        (uint32_t)(slow_x.ptr - s->slow.base) + in_offset, bytes, in_rows, in_cols);
         if (!tgr_place_bytes(s, TGR_POOL_FAST, y, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: transpose band does not fit", stage);
         }
         out_band = (int8_t *)s->tensor_ptr[y];
         if (on_cols) {
             swap_axes(in_band, rows, n, block, out_band);
-            memcpy(slow_y + out_offset, out_band, bytes);
+            memcpy(slow_y.ptr + out_offset, out_band, bytes);
         } else {
             swap_axes(in_band, n, cols, block, out_band);
             for (i = 0; i < cols; ++i) { /* scatter the band into every output row */
-                memcpy(slow_y + ((uint64_t)i * rows + b0) * block, out_band + (uint64_t)i * n * block, n * block);
+                memcpy(slow_y.ptr + ((uint64_t)i * rows + b0) * block, out_band + (uint64_t)i * n * block, n * block);
             }
         }
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         s->counters.spill_bytes += bytes;
-        tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y - s->slow.base) + out_offset,
+        tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, NONE16, (uint32_t)(slow_y.ptr - s->slow.base) + out_offset,
                         (uint32_t)((uint8_t *)out_band - s->fast.base), bytes, in_cols, in_rows);
         tgr_fast_reset(s, stage);
     }
     tgr_fast_release(s, stage);
-    s->tensor_ptr[x] = slow_x;
-    s->tensor_alloc[x] = slow_x_alloc;
-    s->tensor_ptr[y] = slow_y;
-    s->tensor_alloc[y] = slow_y_alloc;
+    tgr_slot_put(s, x, slow_x);
+    tgr_slot_put(s, y, slow_y);
     return TGR_OK;
 }
 
@@ -439,15 +428,14 @@ tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_e
     const uint32_t band = tile_record_u16(p, stage, 2u, 4u);
     const uint32_t in_row = row_bytes(p, x);
     const uint32_t out_row = row_bytes(p, y);
-    uint8_t *slow_x = s->tensor_ptr[x];
-    const uint32_t slow_x_alloc = s->tensor_alloc[x];
-    uint8_t *slow_y;
+    const tgr_slot slow_x = tgr_slot_of(s, x);
+    tgr_slot slow_y;
     uint32_t r0, tile = 0;
     tgr_status st = tgr_place_slow(s, y, stage, err);
     if (st != TGR_OK) {
         return st;
     }
-    slow_y = s->tensor_ptr[y];
+    slow_y = tgr_slot_of(s, y);
     for (r0 = 0; r0 < rows; r0 += band) {
         const uint32_t r1 = r0 + band < rows ? r0 + band : rows;
         const uint32_t bytes = (r1 - r0) * in_row;
@@ -456,20 +444,19 @@ tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_e
         if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: reshape band does not fit", stage);
         }
-        memcpy(s->tensor_ptr[x], slow_x + r0 * in_row, bytes);
+        memcpy(s->tensor_ptr[x], slow_x.ptr + r0 * in_row, bytes);
         s->counters.load_bytes += bytes;
         emit_rows(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, (uint32_t)(s->tensor_ptr[x] - s->fast.base),
-                  (uint32_t)(slow_x - s->slow.base) + r0 * in_row, bytes, (int32_t)r0, (int32_t)r1);
+                  (uint32_t)(slow_x.ptr - s->slow.base) + r0 * in_row, bytes, (int32_t)r0, (int32_t)r1);
         /* The same bytes, now as rows of the output: no kernel runs. */
-        memcpy(slow_y + r0 * in_row, s->tensor_ptr[x], bytes);
+        memcpy(slow_y.ptr + r0 * in_row, s->tensor_ptr[x], bytes);
         s->counters.spill_bytes += bytes;
-        emit_rows(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, (uint32_t)(slow_y - s->slow.base) + r0 * in_row,
+        emit_rows(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, y, (uint32_t)(slow_y.ptr - s->slow.base) + r0 * in_row,
                   (uint32_t)(s->tensor_ptr[x] - s->fast.base), bytes, (int32_t)(r0 * in_row / out_row),
                   (int32_t)(r1 * in_row / out_row));
         tgr_fast_reset(s, stage);
     }
     tgr_fast_release(s, stage);
-    s->tensor_ptr[x] = slow_x;
-    s->tensor_alloc[x] = slow_x_alloc;
+    tgr_slot_put(s, x, slow_x);
     return TGR_OK;
 }

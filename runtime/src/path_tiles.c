@@ -221,11 +221,10 @@ static uint32_t offset_in(const tgr_plan *p, uint32_t t, const int32_t *have, in
 
 /* ---- the engine ---------------------------------------------------------------------------- */
 
+/* The slow homes of the unit's inputs and outputs while tiles borrow their pointer slots. */
 typedef struct unit_memory {
-    uint8_t *in_ptr[TGR_MAX_STAGE_IO];
-    uint32_t in_alloc[TGR_MAX_STAGE_IO];
-    uint8_t *out_ptr[TGR_MAX_STAGE_IO];
-    uint32_t out_alloc[TGR_MAX_STAGE_IO];
+    tgr_slot in[TGR_MAX_STAGE_IO];
+    tgr_slot out[TGR_MAX_STAGE_IO];
 } unit_memory;
 
 /* Whether a window of the member stage reaches past a tensor edge in this tile: such stages
@@ -311,11 +310,11 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile input does not fit the fast arena", u->first_stage);
         }
         copy_rect(s->tensor_ptr[t], (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3),
-                  m->in_ptr[i] + src, row_stride, r[ROW1] - r[ROW0],
+                  m->in[i].ptr + src, row_stride, r[ROW1] - r[ROW0],
                   (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3));
         s->counters.load_bytes += bytes;
         tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, u->first_stage, t, NONE16,
-                        (uint32_t)(s->tensor_ptr[t] - s->fast.base), (uint32_t)(m->in_ptr[i] - s->slow.base) + src,
+                        (uint32_t)(s->tensor_ptr[t] - s->fast.base), (uint32_t)(m->in[i].ptr - s->slow.base) + src,
                         bytes, r, u->two_d ? r + COL0 : NULL);
     }
     for (o = u->first_op; o < u->end_op; ++o) {
@@ -349,12 +348,12 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
         uint32_t dst = ((uint32_t)tile[ROW0] * (uint32_t)tensor_dim(p, t, 2) + (uint32_t)tile[COL0]) * channels;
         const int32_t *have = region + 4u * t;
         uint32_t bytes = width * (uint32_t)(tile[ROW1] - tile[ROW0]);
-        copy_rect(m->out_ptr[i] + dst, (uint32_t)tensor_dim(p, t, 2) * channels,
+        copy_rect(m->out[i].ptr + dst, (uint32_t)tensor_dim(p, t, 2) * channels,
                   s->tensor_ptr[t] + offset_in(p, t, have, tile[ROW0], tile[COL0]),
                   (uint32_t)(have[COL1] - have[COL0]) * channels, tile[ROW1] - tile[ROW0], width);
         s->counters.spill_bytes += bytes;
         tgr_emit_region(s, TGR_EV_SPILL, TGR_POOL_SLOW, u->last_stage, t, NONE16,
-                        (uint32_t)(m->out_ptr[i] - s->slow.base) + dst,
+                        (uint32_t)(m->out[i].ptr - s->slow.base) + dst,
                         (uint32_t)(s->tensor_ptr[t] - s->fast.base), bytes, tile, u->two_d ? tile + COL0 : NULL);
     }
     tgr_fast_reset(s, u->last_stage);
@@ -418,8 +417,7 @@ tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_
     }
     for (i = 0; i < stage_in_count(p, u.first_stage); ++i) {
         uint32_t t = stage_input(p, u.first_stage, i);
-        m.in_ptr[i] = s->tensor_ptr[t];
-        m.in_alloc[i] = s->tensor_alloc[t];
+        m.in[i] = tgr_slot_of(s, t);
     }
     for (i = 0; i < stage_out_count(p, u.last_stage); ++i) {
         uint32_t t = stage_output(p, u.last_stage, i);
@@ -427,8 +425,7 @@ tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_
         if (st != TGR_OK) {
             return st;
         }
-        m.out_ptr[i] = s->tensor_ptr[t];
-        m.out_alloc[i] = s->tensor_alloc[t];
+        m.out[i] = tgr_slot_of(s, t);
     }
     persistent = u.chain && (rd_u16(stage_rec(p, u.first_stage) + 26) & 1u) != 0u;
     if (persistent) {
@@ -453,13 +450,11 @@ tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_
     /* Tiles borrowed the boundary tensors' slots; give them back their slow allocations. */
     for (i = 0; i < stage_in_count(p, u.first_stage); ++i) {
         uint32_t t = stage_input(p, u.first_stage, i);
-        s->tensor_ptr[t] = m.in_ptr[i];
-        s->tensor_alloc[t] = m.in_alloc[i];
+        tgr_slot_put(s, t, m.in[i]);
     }
     for (i = 0; i < stage_out_count(p, u.last_stage); ++i) {
         uint32_t t = stage_output(p, u.last_stage, i);
-        s->tensor_ptr[t] = m.out_ptr[i];
-        s->tensor_alloc[t] = m.out_alloc[i];
+        tgr_slot_put(s, t, m.out[i]);
     }
     return st;
 }

@@ -21,6 +21,26 @@ void tgr_emit_region(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage,
 /* The event that opens an execution unit, carrying its path code. */
 void tgr_emit_stage_begin(tgr_session *s, uint32_t stage, uint32_t path);
 
+/* Where a tensor lives in slow memory while tiles borrow its pointer slot for fast buffers. */
+typedef struct tgr_slot {
+    uint8_t *ptr;
+    uint32_t alloc;
+} tgr_slot;
+
+static inline tgr_slot tgr_slot_of(const tgr_session *s, uint32_t t)
+{
+    tgr_slot slot;
+    slot.ptr = s->tensor_ptr[t];
+    slot.alloc = s->tensor_alloc[t];
+    return slot;
+}
+
+static inline void tgr_slot_put(tgr_session *s, uint32_t t, tgr_slot slot)
+{
+    s->tensor_ptr[t] = slot.ptr;
+    s->tensor_alloc[t] = slot.alloc;
+}
+
 /* Bind a pool to caller memory, aligning its start to TGR_TENSOR_ALIGN. */
 void tgr_pool_bind(tgr_pool *pool, void *memory, uint32_t bytes);
 void tgr_pool_clear(tgr_pool *pool);

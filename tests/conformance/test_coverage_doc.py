@@ -1,0 +1,119 @@
+"""docs/coverage.md is current, and what its generator reads from the sources is what the runtime does.
+
+* the document equals a fresh ``coverage.generate()`` (fails with the regeneration command);
+* the family tables parsed from ``runtime/src/ops_*.c`` equal the built library's own registry
+  (``tgr_op_impl_of`` through ctypes: opcode, tiling bits, refusing entries without a run
+  function), so a table row the parser misses cannot drop out of the document unnoticed;
+* "refused like the reference" and "float only" hold on the reference: a single-op int8 plan
+  patched to such an opcode is refused by the bundled runtime too;
+* every fixture our loader refuses by op name names an op the document does not call supported.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import difflib
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance import coverage
+from conftest import in_ci
+
+pytest.importorskip("tigris.runtime")
+
+
+@pytest.fixture(scope="module")
+def lib() -> Path:
+    from models_data import our_library
+
+    return our_library()
+
+
+def _need_sdist() -> None:
+    if coverage.sdist_ops() is None:
+        message = "tigris-ml 0.12.1 sdist unavailable (pip download failed?): cannot regenerate docs/coverage.md"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def test_coverage_doc_is_current(lib: Path) -> None:
+    _need_sdist()
+    fresh = coverage.generate(lib)
+    current = coverage.DOC.read_text() if coverage.DOC.is_file() else ""
+    if fresh != current:
+        diff = "".join(list(difflib.unified_diff(current.splitlines(True), fresh.splitlines(True),
+                                                 "docs/coverage.md", "regenerated", n=1))[:60])
+        pytest.fail(f"docs/coverage.md is stale; regenerate it with `{coverage.REGENERATE}` and commit it.\n{diff}",
+                    pytrace=False)
+
+
+class _Impl(ctypes.Structure):  # runtime/src/ops.h tgr_op_impl
+    _fields_ = [("opcode", ctypes.c_uint8), ("tiling", ctypes.c_uint8), ("check", ctypes.c_void_p),
+                ("run", ctypes.c_void_p)]
+
+
+def test_parsed_tables_match_the_library(lib: Path) -> None:
+    so = ctypes.CDLL(str(lib))
+    lookup = so.tgr_op_impl_of
+    lookup.restype = ctypes.POINTER(_Impl)
+    lookup.argtypes = [ctypes.c_uint32]
+    registry = {}
+    for code in range(256):
+        impl = lookup(code)
+        if impl:
+            registry[code] = (impl.contents.opcode, impl.contents.tiling, impl.contents.run is None)
+    parsed = {code: (code, e.tiling, e.refuses) for code, e in coverage.family_tables().items()}
+    assert parsed == registry, ("runtime/src/ops_*.c tables as parsed by coverage.py differ from the library's "
+                                f"tgr_op_impl_of (opcode: (opcode, tiling, refuses)):\n  parsed  {parsed}\n  "
+                                f"library {registry}")
+
+
+def _unary_compatible(code: int) -> bool:
+    _, c = coverage.contract()[code]
+    return (tuple(c.inputs) == (1, 1) and tuple(c.outputs) == (1, 1) and c.weight == "none" and c.bias == "none"
+            and not c.required_attributes)
+
+
+def test_reference_refuses_what_the_doc_says_it_refuses(tmp_path: Path) -> None:
+    _need_sdist()
+    from runtime.plantools import PlanView
+
+    relu = coverage.compile_fixture("relu")
+    assert isinstance(relu, Path), relu
+    view = PlanView(relu)
+    assert view.info["ops"][0]["op_type"] == 3 and len(view.info["ops"]) == 1
+    probed = []
+    for code in coverage.contract():
+        if coverage.status(code) not in (coverage.LIKE_REFERENCE, coverage.FLOAT_ONLY) or not _unary_compatible(code):
+            continue
+        plan = tmp_path / f"op{code}.tgrs"
+        plan.write_bytes(view.set_op(0, "op_type", code))
+        message = coverage.load_message(plan, None)
+        assert message is not None and "not executable" in message, (
+            f"the reference loads a Relu plan patched to {coverage.op_name(code)} ({code}), which docs/coverage.md "
+            f"calls {coverage.status(code)!r}: {message!r}")
+        probed.append(code)
+    assert len(probed) >= 10, f"only {probed} could be probed"
+
+
+def test_refusals_by_name_agree_with_the_doc(lib: Path) -> None:
+    """``op N (X) is not supported`` names an op without a table entry, ``op N (X): ... not
+    reproduced`` one the document lists as not reproduced."""
+    _need_sdist()
+    by_name = {coverage.op_name(c): c for c in coverage.contract()}
+    checked = 0
+    for record in coverage.survey(lib):
+        message = record.ours or ""
+        missing = re.search(r"\(([A-Za-z0-9]+)\) is not supported by this runtime", message)
+        inexact = re.search(r"\(([A-Za-z0-9]+)\): .*not reproduced", message)
+        if missing:
+            status = coverage.status(by_name[missing.group(1)])
+            assert status not in (coverage.SUPPORTED, coverage.NOT_REPRODUCED), f"{record.name}: {message} ({status})"
+        if inexact:
+            status = coverage.status(by_name[inexact.group(1)])
+            assert status == coverage.NOT_REPRODUCED, f"{record.name}: {message} ({status})"
+        checked += bool(missing or inexact)
+    assert checked > 0

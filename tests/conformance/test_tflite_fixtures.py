@@ -180,7 +180,7 @@ def test_sdist_fixtures_available() -> None:
 # ----------------------------------------------------------------------------- inputs
 
 
-def _inputs(name: str, session) -> tuple[list[dict[str, np.ndarray]], bool]:
+def _inputs(name: str, session) -> tuple[list[dict[str, np.ndarray]], int]:
     """The fixture's own samples (when its .npz matches the interface) plus generated inputs."""
     from models_data import code_sweep
     from opmodels import random_inputs
@@ -188,17 +188,17 @@ def _inputs(name: str, session) -> tuple[list[dict[str, np.ndarray]], bool]:
     specs = session.inputs
     feeds: list[dict[str, np.ndarray]] = []
     npz_path = OPS_DIR / f"{name}.npz"
-    own = False
+    own = 0
     if npz_path.is_file():
         data = np.load(npz_path)
         arrays = [data.get(f"input_{k}") for k in range(len(specs))]
         if all(a is not None and a.shape[1:] == tuple(s["shape"]) and a.dtype == np.dtype(s["dtype"])
                for a, s in zip(arrays, specs)):
-            own = True
             for i in range(arrays[0].shape[0]):
                 feeds.append({s["name"]: np.ascontiguousarray(a[i]) for a, s in zip(arrays, specs)})
+            own = len(feeds)
     rng = np.random.default_rng(0)
-    count = N_GENERATED if own else 3
+    count = max(N_GENERATED, 3 - own)
     if all(np.dtype(s["dtype"]) == np.int8 for s in specs):
         feeds += code_sweep(session, rng, count)   # every int8 code, then uniform random
     else:
@@ -283,11 +283,12 @@ def _differential(name: str, plan: Path, library: Path, refusal: str | None, var
                         problems.append(f"input {index}: {key} ours {o.memory[key]} > reference {r.memory[key]}")
                 paths_problems += _check_paths(plan, o.events)
             real = [p for p in problems if not p.startswith("(")]
-            assert not real, (f"{name} ({variant}, {len(feeds_list)} inputs, own samples: {own}):\n  "
+            assert not real, (f"{name} ({variant}, {len(feeds_list)} inputs, {own} of them the fixture's own):\n  "
                               + "\n  ".join(real))
             assert not paths_problems, f"{name} ({variant}):\n  " + "\n  ".join(sorted(set(paths_problems)))
             record(variant, "identical" if not ref_failed else "identical where the reference runs",
-                   f"{len(feeds_list)} inputs" + (f", reference fails {ref_failed}" if ref_failed else ""))
+                   f"{len(feeds_list)} inputs, {own} of them the fixture's own"
+                   + (f", reference fails {ref_failed}" if ref_failed else ""))
 
 
 # ----------------------------------------------------------------------------- the tests

@@ -40,13 +40,12 @@ Where every column comes from (nothing here is typed in by hand):
 from __future__ import annotations
 
 import argparse
-import ctypes
 import functools
 import re
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -459,7 +458,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         f"* Execution paths the executor selects: {', '.join(f'`{p}`' for p in executor_paths())}. "
         + ("" if "control" in executor_paths() else "`control` (state variables, `If`/`While` subgraphs) is "
            "never taken: such plans are refused at load."),
-        f"* LZ4-compressed weight blocks (`tigris compile -c lz4`): "
+        "* LZ4-compressed weight blocks (`tigris compile -c lz4`): "
         + (f"supported (fixture `{lz4[0]}` compiled with `-c lz4` loads; runs are compared in "
            "`tests/runtime/test_differential.py` and `tests/ops/test_ops_activation.py`)." if lz4[1] is None
            else f"refused: {lz4[1]}"),

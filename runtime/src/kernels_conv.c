@@ -9,12 +9,20 @@
 #include "fixedpoint.h"
 #include "tgr_internal.h"
 
+/* acc + term with two's-complement wrap-around. A plan's bias and weights can take the int32
+ * accumulator past its range; this is the int32 arithmetic the reference performs, without the
+ * undefined behaviour of signed overflow in C. */
+static inline int32_t wrap_add(int32_t acc, int32_t term)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)term);
+}
+
 static inline int8_t requantize(int32_t acc, const tgr_requant *rq, int32_t channel)
 {
     int32_t pair = rq->per_channel ? channel : 0;
     int32_t multiplier = rd_i32(rq->multipliers + 4 * pair);
     int32_t shift = rd_i32(rq->shifts + 4 * pair);
-    int32_t y = fp_mul_by_quantized_multiplier(acc, multiplier, shift) + rq->out_zp;
+    int32_t y = wrap_add(fp_mul_by_quantized_multiplier(acc, multiplier, shift), rq->out_zp);
     return (int8_t)clamp_i32(y, rq->act_min, rq->act_max);
 }
 
@@ -51,7 +59,7 @@ void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                             x = in_image + ((int64_t)iy * w->in_w + ix) * in_c;
                             f = filter + (((int64_t)oc * w->kernel_h + ky) * w->kernel_w + kx) * in_c;
                             for (ic = 0; ic < in_c; ++ic) {
-                                acc += ((int32_t)x[ic] - rq->in_zp) * (int32_t)f[ic];
+                                acc = wrap_add(acc, ((int32_t)x[ic] - rq->in_zp) * (int32_t)f[ic]);
                             }
                         }
                     }
@@ -89,8 +97,8 @@ void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *fi
                                 continue;
                             }
                             x = in_image[((int64_t)iy * w->in_w + ix) * in_c + ic];
-                            acc += (x - rq->in_zp) *
-                                   (int32_t)filter[((int64_t)ky * w->kernel_w + kx) * w->out_c + oc];
+                            acc = wrap_add(acc, (x - rq->in_zp) *
+                                                    (int32_t)filter[((int64_t)ky * w->kernel_w + kx) * w->out_c + oc]);
                         }
                     }
                     *output++ = requantize(acc, rq, oc);
@@ -111,7 +119,7 @@ void tgr_fully_connected_s8(int32_t rows, int32_t in_features, int32_t out_featu
             const int8_t *f = filter + (int64_t)oc * in_features;
             int32_t acc = bias_at(bias, oc);
             for (ic = 0; ic < in_features; ++ic) {
-                acc += ((int32_t)x[ic] - rq->in_zp) * (int32_t)f[ic];
+                acc = wrap_add(acc, ((int32_t)x[ic] - rq->in_zp) * (int32_t)f[ic]);
             }
             *output++ = requantize(acc, rq, oc);
         }

@@ -22,7 +22,12 @@ void tgr_matmul_s8(uint32_t batch, uint32_t rows, uint32_t depth, uint32_t cols,
                 for (k = 0; k < depth; ++k) {
                     acc += ((int32_t)a_n[(size_t)i * depth + k] - q->a_zp) * ((int32_t)b_n[(size_t)k * cols + j] - q->b_zp);
                 }
-                acc = fp_mul_by_quantized_multiplier(acc, q->multiplier, q->shift) + q->out_zp;
+                /* The sum cannot wrap (check_matmul bounds the depth), but a left-shifting pair can
+                 * take the product near INT32_MAX: add the zero point with int32 wrap-around, as
+                 * kernels_conv.c does (measured equal to the reference there), not with signed
+                 * overflow, which is undefined behaviour. */
+                acc = (int32_t)((uint32_t)fp_mul_by_quantized_multiplier(acc, q->multiplier, q->shift) +
+                                (uint32_t)q->out_zp);
                 *out++ = (int8_t)clamp_i32(acc, q->act_min, q->act_max);
             }
         }

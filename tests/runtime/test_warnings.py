@@ -13,6 +13,7 @@
   functions and never include ``<stdio.h>`` (the firmware links no heap and no stdio); checked in
   the source text (comments and string literals removed) and in the undefined symbols of the ARM
   objects. ``runtime/host/`` (the host ABI shim) may use malloc.
+* ``runtime/src`` objects have no ``.data``/``.bss``: the runtime keeps no global state.
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def test_cortex_m55_warning_free_and_heap_free(source: Path, tmp_path: Path) -> 
                         capture_output=True, text=True, check=True)
     bad = sorted(set(nm.stdout.split()) & FORBIDDEN_SYMBOLS)
     assert not bad, f"{source.name} references {bad}"
+    # No hidden state: nothing writable outlives a call, so two plans can run side by side.
+    size = subprocess.run([require_tool("arm-none-eabi-size"), "-A", str(obj)], capture_output=True, text=True,
+                          check=True)
+    writable = [line for line in size.stdout.splitlines()
+                if re.match(r"^\.(data|bss)\S*\s+[1-9]", line)]
+    assert not writable, f"{source.name} has writable static data: {writable}"
 
 
 @pytest.mark.parametrize("path", NO_HEAP_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -137,8 +137,11 @@ int8_t tgr_mean_finish(const tgr_mean *m, int32_t sum)
     if (m->average_rounding) {
         y = average_requantized(sum, m->spatial, &m->in, &m->out);
     } else {
-        y = fp_mul_by_quantized_multiplier(sum - m->in.zero_point * m->spatial, m->multiplier, m->shift) +
-            m->out.zero_point;
+        /* The zero point is added with int32 wrap-around, as in the conv kernels: a
+         * left-shifting pair can take the product near INT32_MAX. */
+        y = (int32_t)((uint32_t)fp_mul_by_quantized_multiplier(sum - m->in.zero_point * m->spatial, m->multiplier,
+                                                               m->shift) +
+                      (uint32_t)m->out.zero_point);
     }
     return (int8_t)clamp_i32(y, m->act_min, m->act_max);
 }

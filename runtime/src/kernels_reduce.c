@@ -22,7 +22,9 @@ static int8_t finish(const tgr_reduce_params *rp, int32_t sum, int32_t extreme, 
     case TGR_REDUCE_MEAN:
         return tgr_mean_finish(&rp->mean, sum);
     case TGR_REDUCE_SUM:
-        y = fp_mul_by_quantized_multiplier(sum - rp->in_zp * count, rp->multiplier, rp->shift) + rp->out_zp;
+        /* zero point added with int32 wrap-around, as in the conv kernels */
+        y = (int32_t)((uint32_t)fp_mul_by_quantized_multiplier(sum - rp->in_zp * count, rp->multiplier, rp->shift) +
+                      (uint32_t)rp->out_zp);
         break;
     default:
         y = extreme;

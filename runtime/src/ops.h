@@ -62,6 +62,12 @@ void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t
 /* The row axis of tensor t for row bands, its extent, and the rows its buffer holds. */
 uint32_t tgr_row_axis(const tgr_plan *p, uint32_t t);
 int32_t tgr_row_count(const tgr_plan *p, uint32_t t, const int32_t *region);
+/* Ops that requantize form (x - zp_in) * s_in / s_out (|x - zp_in| <= 255) in floating point and
+ * convert it to int32, or derive a multiplier/shift pair from s_in / s_out: both are defined
+ * only below 2^23. A plan with a larger ratio from `in` to `out` is refused (TGR_ERR_QUANT). */
+#define TGR_MAX_RESCALE 8388608.0
+tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_t out, tgr_error *err);
+
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);
 

@@ -145,6 +145,16 @@ int32_t tgr_row_count(const tgr_plan *p, uint32_t t, const int32_t *region)
     return region != NULL ? region[4u * t + 1u] - region[4u * t] : tensor_dim(p, t, tgr_row_axis(p, t));
 }
 
+tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_t out, tgr_error *err)
+{
+    double ratio = (double)quant_scale(p, tensor_quant(p, in)) / (double)quant_scale(p, tensor_quant(p, out));
+    if (!(ratio < TGR_MAX_RESCALE)) {
+        return tgr_fail(err, TGR_ERR_QUANT, "op %u (%s): scale ratio of tensor %u to tensor %u is 2^23 or more", o,
+                        tgr_op_name(op_type(p, o)), in, out);
+    }
+    return TGR_OK;
+}
+
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
 {
     return tgr_fail(err, TGR_ERR_OP, "op %u (%s): %s", o, tgr_op_name(op_type(p, o)), what);

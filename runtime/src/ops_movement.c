@@ -16,6 +16,8 @@
  * None of these runs on tile regions (TILING_NONE): a stage that needs them streamed waits for
  * the rows/transpose paths of the executor.
  */
+#include <math.h>
+
 #include "kernels_data.h"
 #include "ops.h"
 
@@ -137,6 +139,8 @@ static uint32_t outer_count(const tgr_plan *p, uint32_t t, uint32_t axis)
 static tgr_status check_concat(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     op_spatial sp;
+    tgr_status st;
+    uint32_t k;
     op_decode(p, o, &sp);
     if (sp.weight_idx != NONE16) {
         return unsupported(err, p, o, "a constant operand");
@@ -144,7 +148,11 @@ static tgr_status check_concat(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (op_num_inputs(p, o) > TGR_MAX_STAGE_IO) {
         return unsupported(err, p, o, "more than 16 inputs");
     }
-    return check_pieces(p, o, op_output(p, o, 0), op_num_inputs(p, o), 0, err);
+    st = check_pieces(p, o, op_output(p, o, 0), op_num_inputs(p, o), 0, err);
+    for (k = 0; k < op_num_inputs(p, o) && st == TGR_OK; ++k) {
+        st = tgr_check_rescale(p, o, op_input(p, o, k), op_output(p, o, 0), err);
+    }
+    return st;
 }
 
 static void run_concat(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -293,17 +301,24 @@ static tgr_status check_resize_nearest(const tgr_plan *p, uint32_t o, tgr_error 
     }
     for (k = 1; k <= 2u; ++k) {
         uint32_t factor = k == 1u ? sp.stride_h : sp.stride_w;
-        if (factor != 0u && tensor_dim(p, out, k) != (int32_t)factor * tensor_dim(p, in, k)) {
+        if (factor != 0u && (int64_t)tensor_dim(p, out, k) != (int64_t)factor * tensor_dim(p, in, k)) {
             return tgr_bad_op(err, p, o, "integer scale factors disagree with the extents");
         }
         if (scales != NULL && !(rd_f32(scales + 4u * (k - 1u)) > 0.0f)) {
             return tgr_bad_op(err, p, o, "explicit scale is not positive");
         }
+        /* As the reference: floor(in x scale) in float32 must give the output extent (it refuses
+         * 1.39 and 1.6 for 5 -> 7 and accepts 1.4f, whose float32 product rounds to 7). This
+         * also keeps the sampling index finite: 1 / scale is at most the input extent. */
+        if (scales != NULL &&
+            floorf((float)tensor_dim(p, in, k) * rd_f32(scales + 4u * (k - 1u))) != (float)tensor_dim(p, out, k)) {
+            return tgr_bad_op(err, p, o, "explicit scale disagrees with the extents");
+        }
     }
     if (!neutral_activation(&sp)) {
         return unsupported(err, p, o, "a fused activation");
     }
-    return TGR_OK;
+    return tgr_check_rescale(p, o, in, out, err);
 }
 
 static void run_resize_nearest(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -345,7 +360,7 @@ static tgr_status check_resize_bilinear(const tgr_plan *p, uint32_t o, tgr_error
     }
     for (k = 1; k <= 2u; ++k) {
         uint32_t factor = k == 1u ? sp.stride_h : sp.stride_w;
-        if (factor != 0u && tensor_dim(p, out, k) != (int32_t)factor * tensor_dim(p, in, k)) {
+        if (factor != 0u && (int64_t)tensor_dim(p, out, k) != (int64_t)factor * tensor_dim(p, in, k)) {
             return tgr_bad_op(err, p, o, "integer scale factors disagree with the extents");
         }
         if (tensor_dim(p, in, k) > 65535 || tensor_dim(p, out, k) > 65535) {

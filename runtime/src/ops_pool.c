@@ -27,7 +27,7 @@ static tgr_status check_pool(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (op_type(p, o) == OP_AVG_POOL && span_h * span_w != sp.kernel_h * sp.kernel_w) {
         return tgr_bad_op(err, p, o, "dilated average pooling is not executed by this runtime");
     }
-    return TGR_OK;
+    return tgr_check_rescale(p, o, op_input(p, o, 0), op_output(p, o, 0), err);
 }
 
 static void run_pool(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -56,7 +56,12 @@ static tgr_status check_global_avg(const tgr_plan *p, uint32_t o, tgr_error *err
     if (rounding != NULL && rounding[0] != 1u) {
         return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u: unknown pool rounding mode %u", o, rounding[0]);
     }
-    return TGR_OK;
+    /* As ReduceMean: beyond 2^23 positions the int32 sums and zp * count could overflow. */
+    if ((uint64_t)tensor_dim(p, in, 1) * (uint64_t)tensor_dim(p, in, 2) > 0x7FFFFFu) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): a mean over more than 2^23 positions is not supported "
+                        "by this runtime", o, tgr_op_name(op_type(p, o)));
+    }
+    return tgr_check_rescale(p, o, in, out, err);
 }
 
 void tgr_mean_of(const tgr_plan *p, uint32_t o, tgr_mean *m)

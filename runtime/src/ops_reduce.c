@@ -83,7 +83,7 @@ static tgr_status check_reduce(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (!neutral_activation(&sp)) {
         return unsupported(err, p, o, "a fused activation");
     }
-    return TGR_OK;
+    return tgr_check_rescale(p, o, in, out, err);
 }
 
 static void run_reduce(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -138,7 +138,7 @@ static tgr_status check_global_max(const tgr_plan *p, uint32_t o, tgr_error *err
     if (!neutral_activation(&sp)) {
         return unsupported(err, p, o, "a fused activation");
     }
-    return TGR_OK;
+    return tgr_check_rescale(p, o, in, out, err);
 }
 
 static void run_global_max(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)

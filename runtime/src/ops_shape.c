@@ -43,7 +43,7 @@ static tgr_status check_reshape(const tgr_plan *p, uint32_t o, tgr_error *err)
         return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): a fused activation is not supported by this runtime",
                         o, tgr_op_name(op_type(p, o)));
     }
-    return TGR_OK;
+    return tgr_check_rescale(p, o, in, out, err);
 }
 
 static void run_reshape(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)

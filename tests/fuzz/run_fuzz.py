@@ -44,24 +44,25 @@ REGRESSIONS = HERE / "regressions"
 FUZZ_FLAGS = ["-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=undefined", "-g", "-O1"]
 
 
-def sources() -> list[Path]:
-    return sorted((REPO / "runtime" / "src").glob("*.c")) + [REPO / "runtime" / "host" / "tigris_host.c",
+def sources(tree: Path = REPO) -> list[Path]:
+    return sorted((tree / "runtime" / "src").glob("*.c")) + [tree / "runtime" / "host" / "tigris_host.c",
                                                             HERE / "fuzz_plan.c"]
 
 
-def build_command(cc: str, output: Path, flags: list[str]) -> list[str]:
-    """Compile line for the fuzz target (or, with other flags, the replay driver)."""
-    return [cc, "-std=c99", "-Wall", "-Wextra", *flags, "-I", str(REPO / "runtime" / "include"),
-            "-I", str(REPO / "runtime" / "src"), "-I", str(REPO / "runtime" / "host"),
-            "-DTGR_TENSOR_ALIGN=32u", *map(str, sources()), "-lm", "-o", str(output)]
+def build_command(cc: str, output: Path, flags: list[str], tree: Path = REPO) -> list[str]:
+    """Compile line for the fuzz target (or, with other flags, the replay driver) from the
+    runtime sources under ``tree`` (the repository, or a snapshot of it)."""
+    return [cc, "-std=c99", "-Wall", "-Wextra", *flags, "-I", str(tree / "runtime" / "include"),
+            "-I", str(tree / "runtime" / "src"), "-I", str(tree / "runtime" / "host"),
+            "-DTGR_TENSOR_ALIGN=32u", *map(str, sources(tree)), "-lm", "-o", str(output)]
 
 
-def build(clang: str = "clang", force: bool = False) -> Path:
-    headers = list((REPO / "runtime").rglob("*.h"))
-    newest = max(p.stat().st_mtime for p in sources() + headers)
-    if force or not TARGET.is_file() or TARGET.stat().st_mtime < newest:
+def build(clang: str = "clang", force: bool = False, tree: Path = REPO) -> Path:
+    headers = list((tree / "runtime").rglob("*.h"))
+    newest = max(p.stat().st_mtime for p in sources(tree) + headers)
+    if force or tree != REPO or not TARGET.is_file() or TARGET.stat().st_mtime < newest:
         BUILD.mkdir(parents=True, exist_ok=True)
-        cmd = build_command(clang, TARGET, FUZZ_FLAGS)
+        cmd = build_command(clang, TARGET, FUZZ_FLAGS, tree)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             sys.stderr.write(f"build failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
@@ -103,10 +104,13 @@ def main() -> int:
     ap.add_argument("--merge", action="store_true", help="merge new coverage back into tests/fuzz/corpus")
     ap.add_argument("--clang", default=os.environ.get("CLANG", "clang"))
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--tree", type=Path, default=REPO,
+                    help="build from the runtime/ of this directory (e.g. a `git archive HEAD` snapshot, so "
+                         "uncommitted edits elsewhere in the tree do not end up in the fuzzer)")
     ap.add_argument("extra", nargs="*", help="further libFuzzer flags (after --)")
     args = ap.parse_args()
 
-    target = build(args.clang, args.rebuild)
+    target = build(args.clang, args.rebuild, args.tree.resolve())
     work = args.workdir / "corpus"
     artifacts = BUILD / "artifacts"
     if args.fresh and work.exists():

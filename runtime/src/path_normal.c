@@ -9,8 +9,34 @@
 #include "exec.h"
 #include "pools.h"
 
+/* Slow memory for tensor t while the stage's inputs are loaded into fast memory. Their slow
+ * blocks (`slow_copy`, restored after the stage: later stages read them) are not in the tensor
+ * slots then, so a compaction would take them for free space and overwrite them: show them to
+ * it in their slots for the duration and keep where it moved them. */
+static tgr_status place_slow_keeping_inputs(tgr_session *s, uint32_t t, uint32_t stage, uint8_t **slow_copy,
+                                            tgr_error *err)
+{
+    const tgr_plan *p = s->plan;
+    uint8_t *loaded[TGR_MAX_STAGE_IO];
+    tgr_status st;
+    uint32_t i;
+    for (i = 0; i < stage_in_count(p, stage); ++i) {
+        loaded[i] = s->tensor_ptr[stage_input(p, stage, i)];
+        s->tensor_ptr[stage_input(p, stage, i)] = slow_copy[i];
+    }
+    st = tgr_place_slow(s, t, stage, err);
+    for (i = 0; i < stage_in_count(p, stage); ++i) {
+        uint32_t in = stage_input(p, stage, i);
+        slow_copy[i] = s->tensor_ptr[in];
+        s->tensor_ptr[in] = loaded[i] == NULL || tgr_pool_of(s, loaded[i]) == TGR_POOL_FAST ? loaded[i]
+                                                                                              : slow_copy[i];
+    }
+    return st;
+}
+
 /* Fast under the stage ceiling, compacting once if needed; otherwise slow overflow. */
-static tgr_status place_output(tgr_session *s, uint32_t t, uint32_t ceiling, uint32_t stage, tgr_error *err)
+static tgr_status place_output(tgr_session *s, uint32_t t, uint32_t ceiling, uint32_t stage, uint8_t **slow_copy,
+                               tgr_error *err)
 {
     if (tgr_place(s, TGR_POOL_FAST, t, ceiling, stage)) {
         return TGR_OK;
@@ -19,7 +45,7 @@ static tgr_status place_output(tgr_session *s, uint32_t t, uint32_t ceiling, uin
     if (tgr_place(s, TGR_POOL_FAST, t, ceiling, stage)) {
         return TGR_OK;
     }
-    return tgr_place_slow(s, t, stage, err);
+    return place_slow_keeping_inputs(s, t, stage, slow_copy, err);
 }
 
 tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
@@ -62,7 +88,7 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
             for (k = 0; k < op_num_outputs(p, o); ++k) {
                 uint32_t t = op_output(p, o, k);
                 if (s->tensor_ptr[t] == NULL) {
-                    st = place_output(s, t, ceiling, stage, err);
+                    st = place_output(s, t, ceiling, stage, slow_copy, err);
                     if (st != TGR_OK) {
                         return st;
                     }
@@ -84,7 +110,7 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
         if (tgr_pool_of(s, src) != TGR_POOL_FAST) {
             continue; /* overflowed into slow memory: already where it must be */
         }
-        st = tgr_place_slow(s, t, stage, err);
+        st = place_slow_keeping_inputs(s, t, stage, slow_copy, err);
         if (st != TGR_OK) {
             return st;
         }

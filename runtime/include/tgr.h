@@ -170,6 +170,7 @@ typedef struct tgr_session {
     uint8_t **tensor_ptr;         /* current address of each tensor, or NULL (workspace) */
     uint32_t *tensor_alloc;       /* rounded bytes of the allocation a tensor owns (workspace) */
     uint16_t *last_use;           /* per-tensor scratch for the stage being run (workspace) */
+    uint16_t *origin;             /* per tensor: the tensor whose allocation its buffer is (aliases) */
     int32_t *region;              /* per tensor: rows [0],[1) and cols [2],[3) held by its buffer */
     int32_t *held;                /* per tensor: rows a line buffer kept from the previous tile */
     uint32_t workspace_bytes;
@@ -181,7 +182,7 @@ typedef struct tgr_session {
 /* Workspace bytes tgr_session_init() needs for a plan with `num_tensors` tensors. Usable in
  * static array sizes; tgr_workspace_required() gives the same figure for a loaded plan. */
 #define TGR_WORKSPACE_PER_TENSOR \
-    ((uint32_t)(sizeof(uint8_t *) + 6u * sizeof(int32_t) + sizeof(uint32_t) + sizeof(uint16_t)))
+    ((uint32_t)(sizeof(uint8_t *) + 6u * sizeof(int32_t) + sizeof(uint32_t) + 2u * sizeof(uint16_t)))
 #define TGR_WORKSPACE_BYTES(num_tensors) \
     ((uint32_t)(num_tensors) * TGR_WORKSPACE_PER_TENSOR + (uint32_t)sizeof(uint8_t *))
 

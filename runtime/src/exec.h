@@ -42,7 +42,8 @@ tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, cons
 
 /* Path helpers shared with the loader checks (path_tiles.c, path_rows.c, path_by_input.c). */
 int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why);
-int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *rows, uint32_t *cols, uint32_t *block);
+int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *prefix, uint32_t *rows, uint32_t *cols,
+                        uint32_t *block);
 int tgr_reshape_band_shape(const tgr_plan *p, uint32_t stage);
 int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why);
 int tgr_by_input_shape(const tgr_plan *p, uint32_t stage);

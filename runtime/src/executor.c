@@ -51,6 +51,7 @@ tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fa
     session->held = session->region + 4u * plan->num_tensors;
     session->tensor_alloc = (uint32_t *)(session->held + 2u * plan->num_tensors);
     session->last_use = (uint16_t *)(session->tensor_alloc + plan->num_tensors);
+    session->origin = session->last_use + plan->num_tensors;
     session->workspace_bytes = tgr_workspace_required(plan);
     return TGR_OK;
 }
@@ -192,11 +193,40 @@ static uint32_t count_window_ops(const tgr_plan *p, uint32_t stage)
     return n;
 }
 
-uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why)
+/* Whether a stage input or output is held channels-last (NHWC), where spatial stripes apply. */
+static int touches_nhwc(const tgr_plan *p, uint32_t stage)
+{
+    uint32_t i;
+    for (i = 0; i < stage_in_count(p, stage); ++i) {
+        if (tgr_is_nhwc(p, stage_input(p, stage, i))) {
+            return 1;
+        }
+    }
+    for (i = 0; i < stage_out_count(p, stage); ++i) {
+        if (tgr_is_nhwc(p, stage_output(p, stage, i))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The tile record's axis: 0 without a usable (tileable) record. */
+static uint32_t tile_axis(const tgr_plan *p, uint32_t stage)
 {
     uint32_t tile = stage_tile_plan(p, stage);
-    const uint8_t *record = NULL;
-    uint32_t axis = 0, rows, cols, block;
+    const uint8_t *record;
+    if (tile == NONE16) {
+        return 0u;
+    }
+    record = p->tile_plans + tile * (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
+    return record[0] == 0u ? 0u : (p->version >= 5u ? record[1] : 1u);
+}
+
+uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why)
+{
+    uint32_t axis = tile_axis(p, stage), prefix, rows, cols, block;
+    const char *stripe_why = "";
+    int stripes;
     *why = "";
     if (stage_chain_id(p, stage) != NONE16) {
         if (stage_chain_id(p, stage) != stage) {
@@ -206,29 +236,39 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
                                                                                           : PATH_REFUSED;
     }
     if (!tgr_stage_needs_tiling(p, stage, limit)) {
-        return TGR_PATH_NORMAL;
+        /* Like the reference, a stage with a row-band plan runs in row bands even when its
+         * boundary tensors would fit together (measured on 15 conformance plans). */
+        return axis == 1u && count_window_ops(p, stage) == 0u && tgr_rows_capable(p, stage, &stripe_why) &&
+                       !(touches_nhwc(p, stage) && tgr_stripe_capable(p, stage, stage, &stripe_why))
+                   ? TGR_PATH_ROWS
+                   : TGR_PATH_NORMAL;
     }
     if (tgr_by_input_shape(p, stage)) {
         return TGR_PATH_BY_INPUT;
     }
-    if (tgr_transpose_shape(p, stage, &rows, &cols, &block)) {
+    if (tgr_transpose_shape(p, stage, &prefix, &rows, &cols, &block)) {
         return TGR_PATH_TRANSPOSE;
     }
     if (tgr_reshape_band_shape(p, stage)) {
         return TGR_PATH_RESHAPE;
     }
-    if (tile != NONE16) {
-        record = p->tile_plans + tile * (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
-        axis = record[0] == 0u ? 0u : (p->version >= 5u ? record[1] : 1u);
-    }
     if (axis == 3u) {
         return tgr_stripe_capable(p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;
     }
-    if (count_window_ops(p, stage) <= 1u && tgr_stripe_capable(p, stage, stage, why)) {
-        return TGR_PATH_TILED;
-    }
+    stripes = count_window_ops(p, stage) <= 1u && tgr_stripe_capable(p, stage, stage, &stripe_why);
+    /* Row bands belong to tensors in the model's own axis order; a channels-last stage that
+     * stripes runs as stripes even when it could also be banded. A refusal names why the stage
+     * cannot run in row bands when it has no window op, else why it cannot stripe. */
     if (count_window_ops(p, stage) == 0u && tgr_rows_capable(p, stage, why)) {
-        return TGR_PATH_ROWS;
+        if (!(stripes && touches_nhwc(p, stage))) {
+            return TGR_PATH_ROWS;
+        }
+    } else if (count_window_ops(p, stage) != 0u) {
+        *why = stripe_why;
+    }
+    if (stripes) {
+        *why = "";
+        return TGR_PATH_TILED;
     }
     if (axis != 0u) {
         if (**why == '\0') {
@@ -362,6 +402,7 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
     for (i = 0; i < p->num_tensors; ++i) {
         s->tensor_ptr[i] = NULL;
         s->tensor_alloc[i] = 0u;
+        s->origin[i] = (uint16_t)i;
     }
     for (i = 0; i < num_inputs; ++i) {
         uint32_t t = model_io_tensor(p, i);

@@ -59,9 +59,17 @@ int tgr_same_shape(const tgr_plan *p, uint32_t a, uint32_t b);
 int tgr_valid_pair(int32_t multiplier, int32_t shift);
 /* Rows [0],[1) and cols [2],[3) of rank-4 tensor t held by its buffer: its region, else all. */
 void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t out[4]);
-/* The row axis of tensor t for row bands, its extent, and the rows its buffer holds. */
+/* Row bands (path_rows.c) split a tensor along its band axis: the outermost axis longer than 1,
+ * so every band is contiguous. A region holds the band as rows [0],[1) of the row axis, which is
+ * the band axis, except for rank-4 tensors: there rows are always axis 1 (H) and cols axis 2 (W),
+ * as in spatial tiles, and a band along W (H == 1) is expressed as cols. */
+uint32_t tgr_band_axis(const tgr_plan *p, uint32_t t);
 uint32_t tgr_row_axis(const tgr_plan *p, uint32_t t);
+/* Rows of the row axis t's buffer holds (all when region is NULL). */
 int32_t tgr_row_count(const tgr_plan *p, uint32_t t, const int32_t *region);
+/* Extents, and bytes, of what t's buffer holds (the whole tensor when region is NULL). */
+void tgr_band_dims(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t *dims);
+uint32_t tgr_band_bytes(const tgr_plan *p, uint32_t t, const int32_t *region);
 /* Ops that requantize form (x - zp_in) * s_in / s_out (|x - zp_in| <= 255) in floating point and
  * convert it to int32, or derive a multiplier/shift pair from s_in / s_out: both are defined
  * only below 2^23. A plan with a larger ratio from `in` to `out` is refused (TGR_ERR_QUANT). */

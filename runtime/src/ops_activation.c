@@ -63,8 +63,8 @@ static void run_softmax(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_pt
     tgr_qparams qin = tgr_qparams_of(p, in);
     tgr_qparams qout = tgr_qparams_of(p, out);
     if (region != NULL) {
-        bytes = (uint32_t)tgr_row_count(p, out, region) * row_bytes(p, out);
-        in_offset = (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
+        bytes = tgr_band_bytes(p, out, region);
+        in_offset = tensor_ndim(p, out) == 4u ? 0 : (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
     }
     tgr_softmax_s8((int32_t)(bytes / depth), (int32_t)depth, (const int8_t *)tensor_ptr[in] + in_offset, &qin, &qout,
                    (int8_t *)tensor_ptr[out]);

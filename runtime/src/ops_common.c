@@ -135,14 +135,50 @@ void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t
     }
 }
 
+uint32_t tgr_band_axis(const tgr_plan *p, uint32_t t)
+{
+    uint32_t axis;
+    for (axis = 0; axis < tensor_ndim(p, t); ++axis) {
+        if (tensor_dim(p, t, axis) > 1) {
+            return axis;
+        }
+    }
+    return 0u;
+}
+
 uint32_t tgr_row_axis(const tgr_plan *p, uint32_t t)
 {
-    return tensor_ndim(p, t) <= 2u ? 0u : 1u;
+    return tensor_ndim(p, t) == 4u ? 1u : tgr_band_axis(p, t);
 }
 
 int32_t tgr_row_count(const tgr_plan *p, uint32_t t, const int32_t *region)
 {
     return region != NULL ? region[4u * t + 1u] - region[4u * t] : tensor_dim(p, t, tgr_row_axis(p, t));
+}
+
+void tgr_band_dims(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t *dims)
+{
+    uint32_t axis;
+    for (axis = 0; axis < tensor_ndim(p, t); ++axis) {
+        dims[axis] = tensor_dim(p, t, axis);
+    }
+    if (region != NULL) {
+        dims[tgr_row_axis(p, t)] = region[4u * t + 1u] - region[4u * t];
+        if (tensor_ndim(p, t) == 4u) {
+            dims[2] = region[4u * t + 3u] - region[4u * t + 2u];
+        }
+    }
+}
+
+uint32_t tgr_band_bytes(const tgr_plan *p, uint32_t t, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t axis, bytes = 1u;
+    tgr_band_dims(p, t, region, dims);
+    for (axis = 0; axis < tensor_ndim(p, t); ++axis) {
+        bytes *= (uint32_t)dims[axis];
+    }
+    return bytes;
 }
 
 tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_t out, tgr_error *err)

@@ -75,12 +75,18 @@ static tgr_status check_requant_channels(const tgr_plan *p, uint32_t o, uint32_t
     return TGR_OK;
 }
 
-static tgr_status check_filter(const tgr_plan *p, uint32_t o, const op_spatial *sp, uint32_t expect,
+/* `expect` in 64 bits: extents from the plan can make the product wrap in 32 (a 65536 x 65536
+ * Gemm would expect 0 bytes, and the kernel would read 4 GiB past its filter). */
+static tgr_status check_filter(const tgr_plan *p, uint32_t o, const op_spatial *sp, uint64_t expect,
                                uint32_t channels, tgr_error *err)
 {
+    if (expect > 0xFFFFFFFFu || 4u * (uint64_t)channels > 0xFFFFFFFFu) {
+        return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): filter or bias would exceed 4 GiB", o,
+                        tgr_op_name(op_type(p, o)));
+    }
     if (weight_size(p, sp->weight_idx) != expect) {
         return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): filter has %u bytes, expected %u", o,
-                        tgr_op_name(op_type(p, o)), weight_size(p, sp->weight_idx), expect);
+                        tgr_op_name(op_type(p, o)), weight_size(p, sp->weight_idx), (uint32_t)expect);
     }
     if (sp->bias_idx != NONE16 && weight_size(p, sp->bias_idx) != 4u * channels) {
         return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): bias has %u bytes, expected %u", o,
@@ -108,12 +114,12 @@ static tgr_status check_conv(const tgr_plan *p, uint32_t o, tgr_error *err)
         if (sp.group != in_c || out_c % in_c != 0u) {
             return tgr_bad_op(err, p, o, "group must equal the input channels and divide the output channels");
         }
-        return check_filter(p, o, &sp, taps * out_c, out_c, err);
+        return check_filter(p, o, &sp, (uint64_t)taps * out_c, out_c, err);
     }
     if (sp.group != 1u) {
         return tgr_bad_op(err, p, o, "grouped convolution is not executed by this runtime");
     }
-    return check_filter(p, o, &sp, out_c * taps * in_c, out_c, err);
+    return check_filter(p, o, &sp, (uint64_t)out_c * taps * in_c, out_c, err);
 }
 
 static tgr_status check_gemm(const tgr_plan *p, uint32_t o, tgr_error *err)
@@ -125,7 +131,7 @@ static tgr_status check_gemm(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (tensor_ndim(p, in) != 2u || tensor_ndim(p, out) != 2u || tensor_dim(p, in, 0) != tensor_dim(p, out, 0)) {
         return tgr_bad_op(err, p, o, "input and output must be [rows, features] with equal rows");
     }
-    return check_filter(p, o, &sp, (uint32_t)tensor_dim(p, in, 1) * (uint32_t)tensor_dim(p, out, 1),
+    return check_filter(p, o, &sp, (uint64_t)tensor_dim(p, in, 1) * (uint64_t)tensor_dim(p, out, 1),
                         (uint32_t)tensor_dim(p, out, 1), err);
 }
 
@@ -162,7 +168,8 @@ static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
     uint32_t out = op_output(p, o, 0);
     op_decode(p, o, &sp);
     requant_of(p, o, &sp, &rq);
-    tgr_fully_connected_s8(tgr_row_count(p, in, region), tensor_dim(p, in, 1), tensor_dim(p, out, 1),
+    /* Rows are axis 0 (a row band bands only those), even when there is just one. */
+    tgr_fully_connected_s8(region != NULL ? tgr_row_count(p, in, region) : tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, out, 1),
                            (const int8_t *)tensor_ptr[in], (const int8_t *)weight_data(p, sp.weight_idx),
                            sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq,
                            (int8_t *)tensor_ptr[out]);

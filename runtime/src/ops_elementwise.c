@@ -36,9 +36,21 @@ enum {
     OP_DIV = 19, OP_SQUARED_DIFF = 40, OP_MAXIMUM = 41, OP_MINIMUM = 42, OP_PRELU = 55, OP_SUM = 83
 };
 
-/* Axes a region bands: the row axis (tgr_row_axis: 0 up to rank 2, else 1), and for rank 4
- * also the column axis 2 (spatial tiles; row bands keep it whole). */
-static uint32_t row_axis_of(uint32_t rank) { return rank <= 2u ? 0u : 1u; }
+/* Axes a region bands, as tgr_row_axis defines them from the output's extents: axis 1 of rank 4
+ * (plus the column axis 2), else the outermost axis longer than 1. */
+static uint32_t row_axis_of(const int32_t *out_dim, uint32_t rank)
+{
+    uint32_t axis;
+    if (rank == 4u) {
+        return 1u;
+    }
+    for (axis = 0; axis < rank; ++axis) {
+        if (out_dim[axis] > 1) {
+            return axis;
+        }
+    }
+    return 0u;
+}
 
 /* ---- operands ------------------------------------------------------------------------------ */
 
@@ -390,7 +402,7 @@ static void buffer_view(const int32_t *dim, uint32_t rank, const int32_t *band, 
         v->origin[axis] = 0;
     }
     if (band != NULL) {
-        uint32_t row = row_axis_of(rank);
+        uint32_t row = row_axis_of(out_dim, rank);
         extent[row] = band[1] - band[0];
         v->origin[row] = band[0];
         if (rank == 4u) {
@@ -495,7 +507,7 @@ static void run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
         count[axis] = b.out_dim[axis];
     }
     if (region != NULL) {
-        uint32_t row = row_axis_of(b.rank);
+        uint32_t row = row_axis_of(b.out_dim, b.rank);
         count[row] = region[4u * out + 1u] - region[4u * out];
         if (b.rank == 4u) {
             count[2] = region[4u * out + 3u] - region[4u * out + 2u];

@@ -74,9 +74,8 @@ static void run_transpose(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_
 {
     int32_t dims[TGR_MAX_RANK];
     uint32_t in = op_input(p, o, 0);
-    dims_of(p, in, dims);
-    /* In a row band the permutation keeps the row axis, so only its extent changes. */
-    dims[tgr_row_axis(p, in)] = tgr_row_count(p, in, region);
+    /* In a row band the permutation keeps the leading axes, so only the band's extents change. */
+    tgr_band_dims(p, in, region, dims);
     tgr_transpose_s8(tensor_ndim(p, in), dims, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL),
                      (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }

@@ -69,7 +69,14 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
                      (uint32_t)(src - s->slow.base), tensor_bytes(p, t));
         }
     }
-    /* Last reader of each tensor within the stage; stage outputs never die inside it. */
+    /* Last reader of each tensor within the stage; an op output nothing reads dies with its op,
+     * and stage outputs never die inside the stage. */
+    for (j = 0; j < count; ++j) {
+        uint32_t o = stage_op(p, stage, j);
+        for (k = 0; k < op_num_outputs(p, o); ++k) {
+            s->last_use[op_output(p, o, k)] = (uint16_t)j;
+        }
+    }
     for (j = 0; j < count; ++j) {
         uint32_t o = stage_op(p, stage, j);
         for (k = 0; k < op_num_inputs(p, o); ++k) {
@@ -84,6 +91,7 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
         if (tgr_is_pure_reinterpretation(p, o)) {
             s->tensor_ptr[op_output(p, o, 0)] = s->tensor_ptr[op_input(p, o, 0)];
             s->tensor_alloc[op_output(p, o, 0)] = s->tensor_alloc[op_input(p, o, 0)];
+            s->origin[op_output(p, o, 0)] = s->origin[op_input(p, o, 0)];
         } else {
             for (k = 0; k < op_num_outputs(p, o); ++k) {
                 uint32_t t = op_output(p, o, k);
@@ -99,6 +107,12 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             uint32_t t = op_input(p, o, k);
+            if (s->last_use[t] == j) {
+                s->tensor_ptr[t] = NULL;
+            }
+        }
+        for (k = 0; k < op_num_outputs(p, o); ++k) {
+            uint32_t t = op_output(p, o, k);
             if (s->last_use[t] == j) {
                 s->tensor_ptr[t] = NULL;
             }

@@ -1,16 +1,17 @@
 /*
  * Band paths for stages that are not spatial stripes (tgrs-executor.md §2.3):
  *
- *  - rows:      row bands of every banded tensor of the stage (the row axis is axis 0 of a
- *               matrix, else axis 1 under a batch of 1); operands a product reads whole are
- *               counted when the band is sized but read in place from slow memory. A single
- *               in/out stage whose input dies here writes its output over the input's slow buffer.
+ *  - rows:      bands of every banded tensor of the stage along one band axis (stage_band);
+ *               operands a product reads whole are counted when the band is sized but read in
+ *               place from slow memory. A single in/out stage whose input dies here writes its
+ *               output over the input's slow buffer.
  *  - transpose: one Transpose that swaps two adjacent axis groups, banded along one of them;
  *               one side of each band is a strided gather or scatter.
  *  - reshape:   one Reshape/Flatten band stage: rows move slow -> fast -> slow unchanged.
  */
 #include "dispatch.h"
 #include "exec.h"
+#include "kernels_data.h"
 #include "ops.h"
 #include "pools.h"
 
@@ -30,9 +31,31 @@ static uint32_t tile_record_u16(const tgr_plan *p, uint32_t stage, uint32_t v9_o
     return p->version >= 10u ? rd_u32(r + v10_offset) : rd_u16(r + v9_offset);
 }
 
-static uint32_t row_bytes(const tgr_plan *p, uint32_t t)
+/* Bytes of one step along `axis` of t, over all of its outer (preceding) axes. */
+static uint32_t row_bytes(const tgr_plan *p, uint32_t t, uint32_t axis)
 {
-    return tensor_bytes(p, t) / (uint32_t)tensor_dim(p, t, tgr_row_axis(p, t));
+    return tensor_bytes(p, t) / (uint32_t)tensor_dim(p, t, axis);
+}
+
+/* Bytes of one step along `axis` under a single outer index: the length of one contiguous run
+ * of a band, which has one run per outer index. */
+static uint32_t run_step(const tgr_plan *p, uint32_t t, uint32_t axis)
+{
+    uint32_t k, outer = 1u;
+    for (k = 0; k < axis; ++k) {
+        outer *= (uint32_t)tensor_dim(p, t, k);
+    }
+    return row_bytes(p, t, axis) / outer;
+}
+
+/* Copy `count` runs of `run` bytes: run q goes from src + q * src_step to dst + q * dst_step. */
+static void copy_runs(uint8_t *dst, uint64_t dst_step, const uint8_t *src, uint64_t src_step, uint32_t count,
+                      uint32_t run)
+{
+    uint32_t q;
+    for (q = 0; q < count; ++q) {
+        memcpy(dst + q * dst_step, src + q * src_step, run);
+    }
 }
 
 static void emit_rows(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage, uint32_t t, uint32_t offset,
@@ -44,16 +67,57 @@ static void emit_rows(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage
 
 /* ---- rows ---------------------------------------------------------------------------------- */
 
-/* MatMul's second operand is read whole, in place. */
-static int whole_operand(const tgr_plan *p, uint32_t o, uint32_t k)
+/* A stage of one Transpose: the path transposes each band itself, so its band axis may be any
+ * axis the permutation keeps in place, not only one a region can name. */
+static int lone_transpose(const tgr_plan *p, uint32_t stage)
 {
-    return op_type(p, o) == OP_MATMUL && k == 1u;
+    return stage_ops_count(p, stage) == 1u && op_type(p, stage_op(p, stage, 0)) == OP_TRANSPOSE;
 }
 
-static int bandable(const tgr_plan *p, uint32_t t, int32_t rows)
+/* The stage's band axis and its extent. The compiler bands a lone Transpose along the longest
+ * axis the permutation leaves in place (the first such on a tie), and every other stage along the
+ * outermost axis of its first output that is longer than 1, so that its bands are contiguous. */
+static void stage_band(const tgr_plan *p, uint32_t stage, uint32_t *axis, int32_t *rows)
 {
-    uint32_t axis = tgr_row_axis(p, t);
-    return (axis == 0u || tensor_dim(p, t, 0) == 1) && tensor_dim(p, t, axis) == rows;
+    uint32_t o = stage_op(p, stage, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t k;
+    *axis = tgr_band_axis(p, out);
+    *rows = tensor_dim(p, out, *axis);
+    if (lone_transpose(p, stage)) {
+        const uint8_t *perm = tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL);
+        *rows = 0;
+        for (k = 0; k < tensor_ndim(p, out); ++k) {
+            if (perm[k] == k && tensor_dim(p, out, k) > *rows) {
+                *axis = k;
+                *rows = tensor_dim(p, out, k);
+            }
+        }
+    }
+}
+
+/* Operands read whole, in place from slow memory, and counted at full size when the band is
+ * sized: MatMul's second operand, and an operand that broadcasts along the band axis. */
+static int whole_operand(const tgr_plan *p, uint32_t stage, uint32_t o, uint32_t k)
+{
+    uint32_t axis;
+    int32_t rows;
+    uint32_t t = op_input(p, o, k);
+    if (op_type(p, o) == OP_MATMUL) {
+        return k == 1u;
+    }
+    stage_band(p, stage, &axis, &rows);
+    return rows > 1 && axis < tensor_ndim(p, t) && tensor_dim(p, t, axis) == 1 &&
+           (tgr_op_tiling(op_type(p, o)) & TILING_POINTWISE) != 0u;
+}
+
+/* A region names a band of rank-4 tensor along H (rows) or W (cols), and of any other tensor only
+ * along its outermost axis longer than 1 (tgr_row_axis); a lone Transpose needs no region. */
+static int bandable(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis, int32_t rows)
+{
+    return rows > 1 && axis < tensor_ndim(p, t) && tensor_dim(p, t, axis) == rows &&
+           (lone_transpose(p, stage) ||
+            (tensor_ndim(p, t) == 4u ? axis == 1u || axis == 2u : tgr_band_axis(p, t) == axis));
 }
 
 static int produced_in(const tgr_plan *p, uint32_t t, uint32_t first, uint32_t end)
@@ -67,36 +131,53 @@ static int produced_in(const tgr_plan *p, uint32_t t, uint32_t first, uint32_t e
     return 0;
 }
 
+/* Op-specific limits on which axis may be banded. */
+static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, out);
+    switch (op_type(p, o)) {
+    case OP_TRANSPOSE:
+        return tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL)[axis] == axis
+                   ? NULL
+                   : "a Transpose that moves the band axis cannot run in row bands";
+    case OP_MATMUL:
+        return rank <= 3u && axis == rank - 2u ? NULL : "a batched matrix product cannot run in row bands";
+    case OP_GEMM:
+        return axis == 0u ? NULL : "a fully connected layer bands only its rows";
+    case OP_SOFTMAX:
+        return axis + 1u < rank ? NULL : "a softmax cannot be banded along its own axis";
+    default:
+        return NULL;
+    }
+}
+
 int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
 {
     uint32_t first = stage_op(p, stage, 0);
     uint32_t end = first + stage_ops_count(p, stage);
-    int32_t rows = tensor_dim(p, op_output(p, first, 0), tgr_row_axis(p, op_output(p, first, 0)));
-    uint32_t o, k;
+    uint32_t axis, o, k;
+    int32_t rows;
+    stage_band(p, stage, &axis, &rows);
     for (o = first; o < end; ++o) {
+        const char *problem;
         if (!tgr_op_rows(op_type(p, o)) || op_num_outputs(p, o) != 1u) {
             *why = "an op of this kind cannot run in row bands";
             return 0;
         }
-        if (op_type(p, o) == OP_TRANSPOSE) {
-            const uint8_t *perm = tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL);
-            if (tensor_ndim(p, op_input(p, o, 0)) < 3u || perm[0] != 0u || perm[1] != 1u) {
-                *why = "a Transpose that moves the row axis cannot run in row bands";
-                return 0;
-            }
-        }
-        if (op_type(p, o) == OP_MATMUL && tensor_ndim(p, op_output(p, o, 0)) > 3u) {
-            *why = "a batched matrix product cannot run in row bands";
+        problem = band_axis_problem(p, o, axis);
+        if (problem != NULL) {
+            *why = problem;
             return 0;
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             uint32_t t = op_input(p, o, k);
-            if (whole_operand(p, o, k) ? produced_in(p, t, first, end) : !bandable(p, t, rows)) {
+            if (whole_operand(p, stage, o, k) ? produced_in(p, t, first, end) : !bandable(p, stage, t, axis, rows)) {
                 *why = "the stage's tensors do not share one row axis";
                 return 0;
             }
         }
-        if (!bandable(p, op_output(p, o, 0), rows)) {
+        if (!bandable(p, stage, op_output(p, o, 0), axis, rows)) {
             *why = "the stage's tensors do not share one row axis";
             return 0;
         }
@@ -111,7 +192,7 @@ static int read_whole(const tgr_plan *p, uint32_t stage, uint32_t t)
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
         uint32_t o = stage_op(p, stage, i);
         for (k = 0; k < op_num_inputs(p, o); ++k) {
-            if (op_input(p, o, k) == t && whole_operand(p, o, k)) {
+            if (op_input(p, o, k) == t && whole_operand(p, stage, o, k)) {
                 return 1;
             }
         }
@@ -120,23 +201,23 @@ static int read_whole(const tgr_plan *p, uint32_t stage, uint32_t t)
 }
 
 /* Fast bytes of a band of `band` rows: every banded tensor's rows plus every whole operand. */
-static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, int32_t band)
+static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis, int32_t band)
 {
     uint32_t i, total = 0;
     for (i = 0; i < stage_in_count(p, stage); ++i) {
         uint32_t t = stage_input(p, stage, i);
-        total += align_up(read_whole(p, stage, t) ? tensor_bytes(p, t) : (uint32_t)band * row_bytes(p, t),
+        total += align_up(read_whole(p, stage, t) ? tensor_bytes(p, t) : (uint32_t)band * row_bytes(p, t, axis),
                           TGR_TENSOR_ALIGN);
     }
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
         uint32_t t = op_output(p, stage_op(p, stage, i), 0);
-        total += align_up((uint32_t)band * row_bytes(p, t), TGR_TENSOR_ALIGN);
+        total += align_up((uint32_t)band * row_bytes(p, t, axis), TGR_TENSOR_ALIGN);
     }
     return total;
 }
 
 /* A single in/out stage whose input dies here may write its output over the input. */
-static int output_over_input(const tgr_plan *p, uint32_t stage)
+static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis)
 {
     uint32_t in, out, later, k;
     if (stage_in_count(p, stage) != 1u || stage_out_count(p, stage) != 1u) {
@@ -144,7 +225,7 @@ static int output_over_input(const tgr_plan *p, uint32_t stage)
     }
     in = stage_input(p, stage, 0);
     out = stage_output(p, stage, 0);
-    if (tensor_bytes(p, in) != tensor_bytes(p, out) || row_bytes(p, in) != row_bytes(p, out) ||
+    if (tensor_bytes(p, in) != tensor_bytes(p, out) || run_step(p, in, axis) != run_step(p, out, axis) ||
         (tensor_flags(p, in) & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)) || read_whole(p, stage, in)) {
         return 0;
     }
@@ -158,13 +239,40 @@ static int output_over_input(const tgr_plan *p, uint32_t stage)
     return 1;
 }
 
-static void set_band(const tgr_plan *p, int32_t *region, uint32_t t, int32_t r0, int32_t r1)
+/* Region of t for the band [r0, r1) along `axis` (see bandable), or the whole tensor for an
+ * operand read whole. */
+static void set_band(const tgr_plan *p, int32_t *region, uint32_t t, uint32_t axis, int whole, int32_t r0,
+                     int32_t r1)
 {
     int32_t *r = region + 4u * t;
-    r[0] = r0;
-    r[1] = r1;
+    r[0] = 0;
+    r[1] = tensor_dim(p, t, tgr_row_axis(p, t));
     r[2] = 0;
     r[3] = tensor_ndim(p, t) == 4u ? tensor_dim(p, t, 2) : 1;
+    if (whole) {
+        return;
+    }
+    if (tensor_ndim(p, t) == 4u && axis == 2u) {
+        r[2] = r0;
+        r[3] = r1;
+    } else {
+        r[0] = r0;
+        r[1] = r1;
+    }
+}
+
+/* Transpose a band of `band` steps along `axis`, which the permutation keeps in place: the band
+ * is a whole tensor of its own whose extent along `axis` is the band. */
+static void transpose_band(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t band, uint8_t *const *tensor_ptr)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t x = op_input(p, o, 0);
+    uint32_t k;
+    for (k = 0; k < tensor_ndim(p, x); ++k) {
+        dims[k] = k == axis ? band : tensor_dim(p, x, k);
+    }
+    tgr_transpose_s8(tensor_ndim(p, x), dims, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL),
+                     (const int8_t *)tensor_ptr[x], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
 tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
@@ -173,13 +281,13 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
     const tgr_plan *p = s->plan;
     const uint32_t first = stage_op(p, stage, 0);
     const uint32_t count = stage_ops_count(p, stage);
-    const uint32_t out0 = op_output(p, first, 0);
-    const int32_t rows = tensor_dim(p, out0, tgr_row_axis(p, out0));
     const uint32_t ceiling = s->fast.floor + limit;
     tgr_slot in[TGR_MAX_STAGE_IO], out[TGR_MAX_STAGE_IO];
-    int32_t band, r0;
+    uint32_t axis;
+    int32_t rows, band, r0;
     uint32_t i, tile = 0;
-    for (band = rows; band > 0 && rows_footprint(p, stage, band) > limit; --band) {
+    stage_band(p, stage, &axis, &rows);
+    for (band = rows; band > 0 && rows_footprint(p, stage, axis, band) > limit; --band) {
     }
     if (band == 0) {
         return tgr_fail(err, TGR_ERR_ARENA, "stage %u: no row band fits its %u fast bytes", stage, limit);
@@ -189,7 +297,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
     }
     for (i = 0; i < stage_out_count(p, stage); ++i) {
         uint32_t t = stage_output(p, stage, i);
-        if (output_over_input(p, stage)) {
+        if (output_over_input(p, stage, axis)) {
             tgr_slot_put(s, t, in[0]);
         } else {
             tgr_status st = tgr_place_slow(s, t, stage, err);
@@ -206,36 +314,45 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
         s->counters.tiles += 1u;
         for (i = 0; i < stage_in_count(p, stage); ++i) {
             uint32_t t = stage_input(p, stage, i);
-            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t);
-            if (read_whole(p, stage, t)) {
+            uint32_t step = run_step(p, t, axis);
+            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, axis);
+            int whole = read_whole(p, stage, t);
+            set_band(p, s->region, t, axis, whole, r0, r1);
+            if (whole) {
                 continue; /* read in place from slow memory */
             }
-            set_band(p, s->region, t, r0, r1);
             if (!tgr_place_bytes(s, TGR_POOL_FAST, t, bytes, ceiling, stage)) {
                 return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
             }
-            memcpy(s->tensor_ptr[t], in[i].ptr + (uint32_t)r0 * row_bytes(p, t), bytes);
+            copy_runs(s->tensor_ptr[t], (uint32_t)(r1 - r0) * step, in[i].ptr + (uint32_t)r0 * step,
+                      (uint64_t)tensor_dim(p, t, axis) * step, row_bytes(p, t, axis) / step, (uint32_t)(r1 - r0) * step);
             s->counters.load_bytes += bytes;
             emit_rows(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, t, (uint32_t)(s->tensor_ptr[t] - s->fast.base),
-                      (uint32_t)(in[i].ptr - s->slow.base) + (uint32_t)r0 * row_bytes(p, t), bytes, r0, r1);
+                      (uint32_t)(in[i].ptr - s->slow.base) + (uint32_t)r0 * step, bytes, r0, r1);
         }
         for (i = 0; i < count; ++i) {
             uint32_t o = first + i;
             uint32_t y = op_output(p, o, 0);
-            set_band(p, s->region, y, r0, r1);
-            if (!tgr_place_bytes(s, TGR_POOL_FAST, y, (uint32_t)(r1 - r0) * row_bytes(p, y), ceiling, stage)) {
+            set_band(p, s->region, y, axis, 0, r0, r1);
+            if (!tgr_place_bytes(s, TGR_POOL_FAST, y, (uint32_t)(r1 - r0) * row_bytes(p, y, axis), ceiling, stage)) {
                 return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
             }
-            tgr_dispatch(p, o, s->tensor_ptr, s->region, weights[0]);
+            if (lone_transpose(p, stage)) {
+                transpose_band(p, o, axis, r1 - r0, s->tensor_ptr);
+            } else {
+                tgr_dispatch(p, o, s->tensor_ptr, s->region, weights[0]);
+            }
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         }
         for (i = 0; i < stage_out_count(p, stage); ++i) {
             uint32_t t = stage_output(p, stage, i);
-            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t);
-            memcpy(out[i].ptr + (uint32_t)r0 * row_bytes(p, t), s->tensor_ptr[t], bytes);
+            uint32_t step = run_step(p, t, axis);
+            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, axis);
+            copy_runs(out[i].ptr + (uint32_t)r0 * step, (uint64_t)tensor_dim(p, t, axis) * step, s->tensor_ptr[t],
+                      (uint32_t)(r1 - r0) * step, row_bytes(p, t, axis) / step, (uint32_t)(r1 - r0) * step);
             s->counters.spill_bytes += bytes;
             emit_rows(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, t,
-                      (uint32_t)(out[i].ptr - s->slow.base) + (uint32_t)r0 * row_bytes(p, t),
+                      (uint32_t)(out[i].ptr - s->slow.base) + (uint32_t)r0 * step,
                       (uint32_t)(s->tensor_ptr[t] - s->fast.base), bytes, r0, r1);
         }
         tgr_fast_reset(s, stage);
@@ -252,9 +369,10 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
 
 /* ---- transpose ----------------------------------------------------------------------------- */
 
-/* A single Transpose whose stored permutation is [prefix][A][B][suffix] -> [prefix][B][A][suffix]
- * with a prefix of one element: its extents as rows (A), cols (B) and the suffix block. */
-int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *rows, uint32_t *cols, uint32_t *block)
+/* A single Transpose whose stored permutation is [prefix][A][B][suffix] -> [prefix][B][A][suffix]:
+ * its extents as the prefix count, rows (A), cols (B) and the suffix block. */
+int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *prefix, uint32_t *rows, uint32_t *cols,
+                        uint32_t *block)
 {
     uint32_t o, in, rank, k, lead = 0, split, b_len = 0, b_end;
     const uint8_t *perm;
@@ -291,15 +409,15 @@ int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *rows, uint3
             return 0;
         }
     }
+    *prefix = 1u;
     *rows = 1u;
     *cols = 1u;
     *block = 1u;
     for (k = 0; k < rank; ++k) {
         uint32_t extent = (uint32_t)tensor_dim(p, in, k);
-        if (k < lead && extent != 1u) {
-            return 0; /* a leading batch would make every band strided */
-        }
-        if (k >= lead && k < split) {
+        if (k < lead) {
+            *prefix *= extent;
+        } else if (k < split) {
             *rows *= extent;
         } else if (k >= split && k < b_end) {
             *cols *= extent;
@@ -310,17 +428,24 @@ int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *rows, uint3
     return 1;
 }
 
-/* Swap the two leading axes of a [n][m][block] buffer into [m][n][block]. */
-static void swap_axes(const int8_t *in, uint32_t n, uint32_t m, uint32_t block, int8_t *out)
+/* Swap the middle axes of a [prefix][n][m][block] buffer into [prefix][m][n][block]. */
+static void swap_axes(const int8_t *in, uint32_t prefix, uint32_t n, uint32_t m, uint32_t block, int8_t *out)
 {
-    uint32_t i, j;
-    for (i = 0; i < n; ++i) {
-        for (j = 0; j < m; ++j) {
-            memcpy(out + ((uint64_t)j * n + i) * block, in + ((uint64_t)i * m + j) * block, block);
+    uint32_t q, i, j;
+    for (q = 0; q < prefix; ++q) {
+        const int8_t *src = in + (uint64_t)q * n * m * block;
+        int8_t *dst = out + (uint64_t)q * n * m * block;
+        for (i = 0; i < n; ++i) {
+            for (j = 0; j < m; ++j) {
+                memcpy(dst + ((uint64_t)j * n + i) * block, src + ((uint64_t)i * m + j) * block, block);
+            }
         }
     }
 }
 
+/* The tensor is [prefix][rows][cols][block]; a band takes a range of rows (or of cols) across
+ * the whole prefix, so one side of each copy is contiguous per prefix element and the other a
+ * gather or scatter. */
 tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
@@ -328,15 +453,15 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     const uint32_t x = op_input(p, o, 0);
     const uint32_t y = op_output(p, o, 0);
     const uint32_t ceiling = s->fast.floor + limit;
-    uint32_t rows, cols, block, extent, unit, band, b0, tile = 0;
+    uint32_t prefix, rows, cols, block, extent, unit, band, b0, tile = 0;
     const tgr_slot slow_x = tgr_slot_of(s, x);
     tgr_slot slow_y;
     int on_cols;
     tgr_status st;
-    tgr_transpose_shape(p, stage, &rows, &cols, &block);
+    tgr_transpose_shape(p, stage, &prefix, &rows, &cols, &block);
     on_cols = p->version >= 9u ? (int)(tile_record_u16(p, stage, 22u, 2u) & 1u) : cols >= rows;
     extent = on_cols ? cols : rows;
-    unit = (on_cols ? rows : cols) * block;
+    unit = prefix * (on_cols ? rows : cols) * block;
     for (band = extent; band > 0u && 2u * align_up(band * unit, TGR_TENSOR_ALIGN) > limit; --band) {
     }
     if (band == 0u) {
@@ -350,12 +475,12 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     for (b0 = 0; b0 < extent; b0 += band) {
         const uint32_t n = b0 + band < extent ? band : extent - b0;
         const uint32_t bytes = n * unit;
+        const uint64_t plane = (uint64_t)rows * cols * block; /* one prefix element */
         /* The band as input rows x cols, and as the output's (transposed) rows x cols. */
         const int32_t in_rows[2] = {on_cols ? 0 : (int32_t)b0, on_cols ? (int32_t)rows : (int32_t)(b0 + n)};
         const int32_t in_cols[2] = {on_cols ? (int32_t)b0 : 0, on_cols ? (int32_t)(b0 + n) : (int32_t)cols};
         const uint32_t in_offset = on_cols ? b0 * block : b0 * cols * block;
         const uint32_t out_offset = on_cols ? b0 * rows * block : b0 * block;
-        uint32_t i;
         int8_t *in_band, *out_band;
         tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, in_rows, in_cols);
         s->counters.tiles += 1u;
@@ -363,12 +488,12 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: transpose band does not fit", stage);
         }
         in_band = (int8_t *)s->tensor_ptr[x];
-        if (on_cols) {
-            for (i = 0; i < rows; ++i) { /* gather the band's columns of every row */
-                memcpy(in_band + (uint64_t)i * n * block, slow_x.ptr + ((uint64_t)i * cols + b0) * block, n * block);
-            }
+        if (on_cols) { /* gather the band's columns of every row */
+            copy_runs((uint8_t *)in_band, (uint64_t)n * block, slow_x.ptr + in_offset, (uint64_t)cols * block,
+                      prefix * rows, n * block);
         } else {
-            memcpy(in_band, slow_x.ptr + in_offset, bytes);
+            copy_runs((uint8_t *)in_band, (uint64_t)n * cols * block, slow_x.ptr + in_offset, plane, prefix,
+                      n * cols * block);
         }
         s->counters.load_bytes += bytes;
         tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, x, NONE16, (uint32_t)((uint8_t *)in_band - s->fast.base),
@@ -378,13 +503,13 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
         }
         out_band = (int8_t *)s->tensor_ptr[y];
         if (on_cols) {
-            swap_axes(in_band, rows, n, block, out_band);
-            memcpy(slow_y.ptr + out_offset, out_band, bytes);
-        } else {
-            swap_axes(in_band, n, cols, block, out_band);
-            for (i = 0; i < cols; ++i) { /* scatter the band into every output row */
-                memcpy(slow_y.ptr + ((uint64_t)i * rows + b0) * block, out_band + (uint64_t)i * n * block, n * block);
-            }
+            swap_axes(in_band, prefix, rows, n, block, out_band);
+            copy_runs(slow_y.ptr + out_offset, plane, (const uint8_t *)out_band, (uint64_t)n * rows * block, prefix,
+                      n * rows * block);
+        } else { /* scatter the band into every output row */
+            swap_axes(in_band, prefix, n, cols, block, out_band);
+            copy_runs(slow_y.ptr + out_offset, (uint64_t)rows * block, (const uint8_t *)out_band, (uint64_t)n * block,
+                      prefix * cols, n * block);
         }
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         s->counters.spill_bytes += bytes;
@@ -414,7 +539,7 @@ int tgr_reshape_band_shape(const tgr_plan *p, uint32_t stage)
     out = op_output(p, o, 0);
     return tgr_same_qparams(p, in, out) && tensor_bytes(p, in) == tensor_bytes(p, out) &&
            stage_input(p, stage, 0) == in && tile_record_u16(p, stage, 2u, 4u) != 0u &&
-           (tgr_row_axis(p, in) == 0u || tensor_dim(p, in, 0) == 1);
+           tensor_dim(p, in, tgr_band_axis(p, in)) > 1;
 }
 
 tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
@@ -424,10 +549,10 @@ tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_e
     const uint32_t x = op_input(p, o, 0);
     const uint32_t y = op_output(p, o, 0);
     const uint32_t ceiling = s->fast.floor + limit;
-    const uint32_t rows = (uint32_t)tensor_dim(p, x, tgr_row_axis(p, x));
+    const uint32_t rows = (uint32_t)tensor_dim(p, x, tgr_band_axis(p, x));
     const uint32_t band = tile_record_u16(p, stage, 2u, 4u);
-    const uint32_t in_row = row_bytes(p, x);
-    const uint32_t out_row = row_bytes(p, y);
+    const uint32_t in_row = row_bytes(p, x, tgr_band_axis(p, x));
+    const uint32_t out_row = row_bytes(p, y, tgr_band_axis(p, y));
     const tgr_slot slow_x = tgr_slot_of(s, x);
     tgr_slot slow_y;
     uint32_t r0, tile = 0;

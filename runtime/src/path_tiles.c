@@ -466,6 +466,19 @@ static int nhwc_batch1(const tgr_plan *p, uint32_t t)
     return tensor_ndim(p, t) == 4u && !(tensor_flags(p, t) & TF_LINEAR) && tensor_dim(p, t, 0) == 1;
 }
 
+/* A stripe offsets a pointwise op's operand by its rows and columns; the one operand shape it
+ * carries besides the output's own is one value per channel as the second operand. */
+static int stripe_operand(const tgr_plan *p, uint32_t o, uint32_t k)
+{
+    uint32_t x = op_input(p, o, k);
+    uint32_t y = op_output(p, o, 0);
+    if (tgr_op_tiling(op_type(p, o)) != TILING_POINTWISE ||
+        (tensor_dim(p, x, 1) == tensor_dim(p, y, 1) && tensor_dim(p, x, 2) == tensor_dim(p, y, 2))) {
+        return 1;
+    }
+    return k == 1u && tensor_dim(p, x, 1) == 1 && tensor_dim(p, x, 2) == 1;
+}
+
 static int consumed_outside(const tgr_plan *p, uint32_t t, uint32_t first_op, uint32_t end_op)
 {
     uint32_t o, k;
@@ -503,6 +516,10 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             if (!nhwc_batch1(p, op_input(p, o, k))) {
                 *why = "tiled stages need channels-last tensors of batch 1";
+                return 0;
+            }
+            if (!stripe_operand(p, o, k)) {
+                *why = "an operand broadcasts in a way a stripe cannot offset";
                 return 0;
             }
         }

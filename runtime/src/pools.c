@@ -123,6 +123,7 @@ int tgr_place_bytes(tgr_session *s, uint8_t pool, uint32_t t, uint32_t raw_bytes
     }
     s->tensor_ptr[t] = p->base + p->used;
     s->tensor_alloc[t] = bytes;
+    s->origin[t] = (uint16_t)t;
     p->used += bytes;
     if (p->used > p->peak) {
         p->peak = p->used;
@@ -162,7 +163,8 @@ void tgr_compact(tgr_session *s, uint8_t pool, uint32_t stage)
                     s->tensor_ptr[t] = target;
                 }
             }
-            tgr_emit(s, TGR_EV_MOVE, pool, stage, owner, NONE16, cursor, (uint32_t)(next - p->base),
+            /* Moves name the tensor that made the allocation, even when only an alias is left. */
+            tgr_emit(s, TGR_EV_MOVE, pool, stage, s->origin[owner], NONE16, cursor, (uint32_t)(next - p->base),
                      s->tensor_alloc[owner]);
         }
         cursor += s->tensor_alloc[owner];

@@ -25,6 +25,7 @@ void tgr_emit_stage_begin(tgr_session *s, uint32_t stage, uint32_t path);
 typedef struct tgr_slot {
     uint8_t *ptr;
     uint32_t alloc;
+    uint16_t origin;
 } tgr_slot;
 
 static inline tgr_slot tgr_slot_of(const tgr_session *s, uint32_t t)
@@ -32,6 +33,7 @@ static inline tgr_slot tgr_slot_of(const tgr_session *s, uint32_t t)
     tgr_slot slot;
     slot.ptr = s->tensor_ptr[t];
     slot.alloc = s->tensor_alloc[t];
+    slot.origin = s->origin[t];
     return slot;
 }
 
@@ -39,6 +41,7 @@ static inline void tgr_slot_put(tgr_session *s, uint32_t t, tgr_slot slot)
 {
     s->tensor_ptr[t] = slot.ptr;
     s->tensor_alloc[t] = slot.alloc;
+    s->origin[t] = slot.origin;
 }
 
 /* Bind a pool to caller memory, aligning its start to TGR_TENSOR_ALIGN. */

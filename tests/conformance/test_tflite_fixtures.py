@@ -50,7 +50,6 @@ _DTYPE_INT32 = "has dtype 6; this runtime executes int8 tensors only"    # int32
 _DTYPE_FLOAT = "has dtype 1; this runtime executes int8 tensors only"    # float outputs
 _STATE = "state variables and control-flow subgraphs are not supported"
 _ROW_BANDS = "an op of this kind cannot run in row bands"
-_ROW_AXIS = "the stage's tensors do not share one row axis"
 
 #: int8 fixture plan (256K) -> substring of our loader's refusal
 EXPECTED_REFUSALS: dict[str, str] = {
@@ -98,12 +97,8 @@ EXPECTED_TIGHT_REFUSALS: dict[str, str] = {
         "resize_bilinear_asymmetric_down", "resize_bilinear_half_pixel_down", "resize_nearest",
         "resize_nearest_align_corners_down", "resize_nearest_asymmetric", "resize_nearest_asymmetric_down",
         "resize_nearest_half_pixel_down", "slice", "space_to_batch", "split", "split_v", "strided_slice",
-        "strided_slice_shrink", "sum_channels", "unpack")},
-    # a Transpose moving the row axis inside a row-band stage
-    "concat_outer": "a Transpose that moves the row axis cannot run in row bands",
-    # row bands whose Transpose/Reshape tensors have different row axes
-    **{n: _ROW_AXIS for n in (
-        "batch_to_space", "mean_nonadjacent_image", "mean_nonadjacent_keep", "mean_nonadjacent_negative")},
+        "strided_slice_shrink", "sum_channels", "unpack", "batch_to_space", "mean_nonadjacent_image",
+        "mean_nonadjacent_keep", "mean_nonadjacent_negative")},
     # our loader's stage bookkeeping check is stricter than the reference's: the 3/4-peak plan's
     # stage 1 lists 4 outputs while 5 of its tensors are read later; the reference runs it
     "lstm_unrolled": "stage 1 lists 4 outputs but 5 tensors leave it",
@@ -111,20 +106,6 @@ EXPECTED_TIGHT_REFUSALS: dict[str, str] = {
 
 #: (fixture, variant) -> what differs from the reference; strict xfail
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("lstm_unrolled", "256K"): "our slow peak is above the reference's (128 > 64 bytes; one stage of 58 ops) and we "
-                               "compact more often (25 vs 21 compactions); outputs are identical",
-    ("add_rank", "tight"): "our fast peak is above the reference's (160 > 128): ours runs the Add stage in "
-                           "stripes, the reference in row bands",
-    ("mul_broadcast_both", "tight"): "our fast peak is above the reference's (96 > 64): ours runs the Mul stage in "
-                                     "stripes, the reference in row bands",
-    ("sub_broadcast_first", "tight"): "our fast peak is above the reference's (160 > 128): ours runs the Sub stage "
-                                      "in stripes, the reference in row bands",
-    ("space_to_depth", "tight"): "ours loads the plan, then fails every run: 'stage 2: no row band fits its 64 fast "
-                                 "bytes' (the reference runs it)",
-    ("squeeze", "tight"): "ours loads the plan, then fails every run: 'stage 0: no row band fits its 64 fast "
-                          "bytes' (the reference runs it)",
-    ("squeeze_op", "tight"): "ours loads the plan, then fails every run: 'stage 0: no row band fits its 64 fast "
-                             "bytes' (the reference runs it)",
 }
 
 N_GENERATED = 2          # inputs generated per plan on top of the fixture's own (at least 3 in all)

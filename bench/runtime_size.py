@@ -25,7 +25,7 @@ SOURCES = REPO / "runtime" / "src"
 
 # Everything that decides *what* runs and *where* memory goes; the rest computes.
 CORE = {"loader.c", "optable.c", "error.c", "interface.c", "pools.c", "executor.c", "path_normal.c",
-        "path_tiles.c", "path_by_input.c", "weights.c", "ops_common.c"}
+        "path_tiles.c", "path_by_input.c", "path_rows.c", "weights.c", "ops_common.c"}
 
 FLAGS = ["-std=c99", "-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard", "-ffunction-sections",
          "-fdata-sections", f"-I{REPO / 'runtime' / 'include'}"]

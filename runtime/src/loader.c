@@ -453,6 +453,12 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
                             t, rd_u32(r + 4), (uint32_t)elements);
         }
+        /* Arena allocations round sizes up in 32 bits and kernels take extents and their
+         * products as int32: both hold below 2^31 bytes. */
+        if (elements > 0x7FFFFFFFu) {
+            return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u has %u bytes (max 2^31 - 1)",
+                            t, (uint32_t)elements);
+        }
         if (flags & ~allowed_flags) {
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u has unsupported flag bits 0x%x", t,
                             flags & ~allowed_flags);
@@ -467,6 +473,10 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
             if (iface != DT_FLOAT && iface != DT_UINT8) {
                 return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u interface dtype %u cannot be converted to int8",
                                 t, iface);
+            }
+            if (iface == DT_FLOAT && elements > 0x3FFFFFFFu) {
+                return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u float32 interface of %u "
+                                "elements exceeds 4 GiB", t, (uint32_t)elements);
             }
         }
     }
@@ -800,6 +810,14 @@ static tgr_status check_tile_plans(const tgr_plan *p, tgr_error *err)
         if (tileable > 1u || (axis != 0u && axis != 1u && axis != 3u) || (tileable != 0u) == (axis == 0u)) {
             return tgr_fail(err, TGR_ERR_STAGE, "tile plan %u (tileable %u, axis %u) is invalid", i, tileable,
                             axis);
+        }
+        if (axis == 3u) {
+            /* The 2-D path walks the output in tiles of exactly this size (path_tiles.c). */
+            uint32_t tile_h = p->version >= 10u ? rd_u32(r + 8) : rd_u16(r + 2);
+            uint32_t tile_w = p->version >= 10u ? rd_u32(r + 12) : rd_u16(r + 20);
+            if (tile_h == 0u || tile_w == 0u || tile_h > 0x7FFFFFFFu || tile_w > 0x7FFFFFFFu) {
+                return tgr_fail(err, TGR_ERR_STAGE, "tile plan %u has a 2-D tile of %u x %u", i, tile_h, tile_w);
+            }
         }
         if (p->version >= 10u) {
             if ((rd_u16(r + 2) & ~1u) != 0u || rd_u32(r + 24) != 0u) {

@@ -44,6 +44,10 @@ tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr
         if ((uint64_t)offset + packed > p->block_blobs_len || block_unpacked(p, b) == 0u) {
             return tgr_fail(err, TGR_ERR_WEIGHT, "weight block %u lies outside its section", b);
         }
+        if (block_unpacked(p, b) > 0x7FFFFFFFu) {
+            return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: weight block %u of %u bytes", b,
+                            block_unpacked(p, b));
+        }
         if (!tgr_lz4_decode(p->block_blobs + offset, packed, NULL, block_unpacked(p, b))) {
             return tgr_fail(err, TGR_ERR_WEIGHT, "weight block %u is not an LZ4 block of %u bytes", b,
                             block_unpacked(p, b));
@@ -107,16 +111,21 @@ tgr_status tgr_check_weight_blocks(tgr_plan *p, tgr_error *err)
             return st;
         }
     }
-    /* The fast arena must also hold the largest unit's blocks: a stage's own, or a chain's. */
+    /* The fast arena must also hold the largest unit's blocks: a stage's own, or a chain's.
+     * Summed in 64 bits: tgr_fast_arena_required() adds the reserve to the budget. */
     for (s = 0; s < p->num_stages; ++s) {
-        uint32_t need = tgr_stage_weight_bytes(p, s);
+        uint64_t need = tgr_stage_weight_bytes(p, s);
         if (stage_chain_id(p, s) == s) {
             uint32_t m;
-            for (m = s + 1u; m < s + stage_chain_len(p, s); ++m) {
+            for (m = s + 1u; m < s + stage_chain_len(p, s) && m < p->num_stages; ++m) {
                 need += tgr_stage_weight_bytes(p, m);
             }
         }
-        p->weight_reserve = need > p->weight_reserve ? need : p->weight_reserve;
+        if (need + p->budget > 0xFFFFFFFFu) {
+            return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: budget and weight blocks of stage %u "
+                            "exceed 4 GiB", s);
+        }
+        p->weight_reserve = need > p->weight_reserve ? (uint32_t)need : p->weight_reserve;
     }
     return TGR_OK;
 }

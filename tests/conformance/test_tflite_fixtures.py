@@ -305,7 +305,11 @@ def test_fixture_tight(name: str, lib: Path, record_outcome) -> None:
     attempts = [coverage.compile_fixture(name, str(max(1, peak * k // 4))) for k in (2, 3)]
     plan = next((p for p in attempts if isinstance(p, Path)), None)
     if plan is None:
+        # Nothing to run: the compiler reports that it wrote no plan at either budget, which is an
+        # outcome of its own rather than a skip (a crash or another complaint fails here).
+        assert all(isinstance(a, str) and "no plan written" in a for a in attempts), (
+            f"tigris-ml fails on {name} at {peak // 2} or {3 * peak // 4} bytes: {attempts}")
         record_outcome("tight", "no plan below the 256K peak", str(attempts[-1]))
-        pytest.skip(f"tigris-ml writes no plan for {name} at {peak // 2} or {3 * peak // 4} bytes: {attempts[-1]}")
+        return
     refusal = EXPECTED_REFUSALS.get(name) or EXPECTED_TIGHT_REFUSALS.get(name)
     _differential(name, plan, lib, refusal, "tight", record_outcome)

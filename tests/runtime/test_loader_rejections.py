@@ -39,7 +39,8 @@ if __name__ == "__main__" and not __package__:  # script mode (--reference-table
     __package__ = "runtime"
 
 from .plantools import (  # noqa: E402
-    SEC_OP_ATTRIBUTES, SEC_OPS, SEC_STAGES, SEC_STRINGS, SEC_TENSORS, SEC_WEIGHT_BLOCKS, LoaderProbe, PlanView,
+    SEC_OP_ATTRIBUTES, SEC_OPS, SEC_STAGES, SEC_STRINGS, SEC_TENSORS, SEC_TILE_PLANS, SEC_WEIGHT_BLOCKS, LoaderProbe,
+    PlanView,
     patch,
 )
 
@@ -74,6 +75,8 @@ BASES: dict[str, Callable] = {
     "ir2": lambda c: c.plan("ir2_two_blocks", _build_ir2, "256K"),  # attrs on ops 3 and 7
     "gemm": lambda c: c.case_plan("gemm_bias"),
     "lz4": lambda c: c.ds_cnn_plan("64K", ["-c", "lz4"]),   # one stage, one LZ4 weight block
+    "tiled_2d": lambda c: c.case_plan("executor_cnn", "1K"),  # v9, 2-D tile plans (stage 0: 5 x 16)
+    "conv_fiface": lambda c: c.case_plan("conv3x3_float_iface"),  # float32 interface
     # whole plans our runtime does not execute
     "logsoftmax": lambda c: c.case_plan("logsoftmax"),       # conftest.EXTRA_CASES
     "fp32": lambda c: c.plan("fp32_conv", _build_fp32_conv, "256K"),
@@ -141,6 +144,29 @@ def _attr_swap(v: PlanView) -> bytes:
     out = bytearray(v.data)
     out[a0:a0 + 8], out[a1:a1 + 8] = v.data[a1:a1 + 8], v.data[a0:a0 + 8]
     return bytes(out)
+
+
+def _set_extents(v: PlanView, t: int, extents: tuple[int, ...]) -> bytes:
+    """Tensor t gets these extents and the matching size_bytes (no other record changes)."""
+    data = v.data
+    for axis, extent in enumerate(extents):
+        data = patch(data, _shape_at(v, t, axis), "<i", extent)
+    return PlanView(data).set_tensor(t, "size_bytes", math.prod(extents))
+
+
+def _tile_width_zero(v: PlanView) -> bytes:
+    """v9 tile record 0 (a 2-D tile plan): tile_width (u16 at +20) set to 0."""
+    assert v.info["version"] == 9 and v.info["tile_plans"][0]["axis"] == 3
+    return patch(v.data, v.sections[SEC_TILE_PLANS] + 20, "<H", 0)
+
+
+def _gemm_filter_wraps(v: PlanView) -> bytes:
+    """65536 -> 65536 features: the filter would be 2^32 bytes, 0 in 32 bits; a 0-byte entry."""
+    data = _set_extents(v, 0, (1, 65536))
+    data = _set_extents(PlanView(data), 1, (1, 65536))
+    data = PlanView(data).set_weight(0, "size_bytes", 0)
+    data = PlanView(data).set_op(0, "bias_idx", 0xFFFF)
+    return PlanView(data).set_quant(1, "num_channels", 1)
 
 
 def _stage_list_at(v: PlanView, s: int, field: str) -> int:
@@ -243,6 +269,12 @@ MUTATIONS: list[Mutation] = [
       "tensor 0 axis 1 has extent 0", "TENSOR"),
     M("extent_negative", "ds_cnn", lambda v: patch(v.data, _shape_at(v, 0, 1), "<i", -49),
       "tensor 0 axis 1 has extent -49", "TENSOR"),
+    M("tensor_over_2_GiB", "conv", lambda v: _set_extents(v, 1, (1, 46341, 46341, 1)),
+      "plan exceeds executor limits: tensor 1 has 2147488281 bytes (max 2^31 - 1)", "LIMIT",
+      "arena sizes round up in 32 bits: 0xFFFFFFFF bytes would get a 0-byte allocation"),
+    M("float_interface_over_4_GiB", "conv_fiface", lambda v: _set_extents(v, 0, (1, 32769, 32769, 1)),
+      "plan exceeds executor limits: tensor 0 float32 interface of 1073807361 elements exceeds 4 GiB", "LIMIT",
+      "the interface byte count (4 x elements) is a uint32"),
     M("tensor_rank_9", "ds_cnn", lambda v: v.set_tensor(12, "ndim", 9), "tensor 12 has rank 9 (max 8)", "LIMIT"),
     M("tensor_dtype_float_in_int8_plan", "ds_cnn", lambda v: v.set_tensor(1, "dtype", 1),
       "tensor 1 has dtype 1", "UNSUPPORTED"),
@@ -279,6 +311,9 @@ MUTATIONS: list[Mutation] = [
     M("quant_shift_40", "ds_cnn", lambda v: patch(v.data, _quant_shift_at(v, 1), "<i", 40),
       "quant entry 1 channel 0 pair (1338352482, 40) is not a Q0.31", "QUANT",
       "the reference does not range-check pairs"),
+    M("scale_ratio_2_pow_23_or_more", "ds_cnn", lambda v: v.set_quant(10, "scale", 1e-30),
+      "op 9 (GlobalAveragePool): scale ratio of tensor 9 to tensor 10 is 2^23 or more", "QUANT",
+      "the requantizing kernels convert (x - zp) * s_in / s_out to int32 (fuzzer finding)"),
     M("quant_pages_0", "ds_cnn",
       lambda v: patch(v.data, v.sections[9] + 2, "<H", 0), "quant data pages 0 inconsistent", "QUANT"),
     M("quant_pages_5", "ds_cnn",
@@ -301,6 +336,9 @@ MUTATIONS: list[Mutation] = [
       "op 0 (Conv): filter has 256 bytes, expected 2560", "WEIGHT"),
     M("depthwise_filter_size_minus_1", "ds_cnn", lambda v: v.set_weight(1, "size_bytes", 575),
       "op 1 (DepthwiseConv): filter has 575 bytes, expected 576", "WEIGHT"),
+    M("gemm_filter_size_wraps_in_32_bits", "gemm", _gemm_filter_wraps,
+      "op 0 (Gemm): filter or bias would exceed 4 GiB", "WEIGHT",
+      "the kernel read 4 GiB past a 0-byte filter (tests/fuzz/regressions/gemm_filter_size_wraps.tgrs)"),
     M("gemm_filter_size_minus_1", "gemm", lambda v: v.set_weight(0, "size_bytes", 64 * 12 - 1),
       "op 0 (Gemm): filter has 767 bytes, expected 768", "WEIGHT"),
     M("weight_index_out_of_range", "ds_cnn", lambda v: v.set_op(0, "weight_idx", 20),
@@ -353,6 +391,8 @@ MUTATIONS: list[Mutation] = [
       "stage 0 tile plan 0 of 0", "RANGE"),
     M("stage_reserved_pad", "ds_cnn", lambda v: v.set_stage(0, "_pad", 1), "stage 0 has reserved bits set", "STAGE",
       "the reference does not check the stage pad"),
+    M("tile_2d_width_0", "tiled_2d", _tile_width_zero, "tile plan 0 has a 2-D tile of 5 x 0", "STAGE",
+      "the 2-D path found no tile at run time"),
     M("standalone_stage_claims_chain", "ds_cnn",
       lambda v: PlanView(v.set_stage(0, "chain_id", 0)).set_stage(0, "chain_len", 2),
       "stage 0 chain fields (head 0, length 2) are inconsistent", "STAGE"),
@@ -396,6 +436,9 @@ MUTATIONS: list[Mutation] = [
     M("lz4_compressed_size_minus_1", "lz4",
       lambda v: v.set_block(0, "compressed_size", v.info["weight_blocks"][0]["compressed_size"] - 1),
       "weight block 0 is not an LZ4 block of", "WEIGHT"),
+    M("lz4_block_over_2_GiB", "lz4", lambda v: v.set_block(0, "uncompressed_size", 0x80000000),
+      "plan exceeds executor limits: weight block 0 of 2147483648 bytes", "LIMIT",
+      "the fast-arena reservation rounds up in 32 bits"),
     M("lz4_weight_outside_block", "lz4",
       lambda v: v.set_weight(0, "offset", v.info["weight_blocks"][0]["uncompressed_size"]),
       "op 0 weight 0 is not inside its stage's weight block", "WEIGHT"),

@@ -4,10 +4,13 @@
  * The input is a whole `.tgrs` file. It goes through
  *   1. tgr_plan_load() directly (exact-size buffer: libFuzzer's own copy), then, when accepted
  *      and small enough to run quickly,
- *   2. the host ABI shim (tigris_host_create -> interface queries -> tigris_host_run twice with
- *      deterministic inputs and a short trace buffer -> metrics -> tigris_host_destroy), and
- *   3. the public API with caller arenas: poisoned and misaligned arenas, a fast arena one byte
- *      short, no fast arena, a short workspace, a larger fast arena and a tight slow arena.
+ *   2. the host ABI shim (tigris_host_create -> interface queries -> tigris_host_run with
+ *      deterministic inputs and a short trace buffer -> metrics -> for a quarter of the inputs a
+ *      second run on the same handle -> tigris_host_destroy), and
+ *   3. the public API with caller arenas: a fast arena one byte short, no fast arena and a short
+ *      workspace (all refused by tgr_session_init), then one more inference, chosen from the
+ *      plan bytes (so a replay repeats it): exact poisoned arenas after a misaligned start, a
+ *      larger fast arena, or a tight slow arena.
  *
  * Invariants checked (a violation aborts, which libFuzzer reports as a crash):
  *   - a refused load returns a non-OK status equal to err.status, with a non-empty,

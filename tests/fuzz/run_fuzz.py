@@ -94,7 +94,8 @@ def corpus_coverage(target: Path, corpus: Path, args) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=int, default=60, help="fuzzing time (default 60)")
+    ap.add_argument("--seconds", type=int, default=60,
+                    help="fuzzing time (default 60; 0: no fuzzing, e.g. only --merge a previous run's corpus)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel fuzzing processes (libFuzzer -fork)")
     ap.add_argument("--timeout", type=int, default=10, help="seconds per input before it counts as a hang")
     ap.add_argument("--rss-mb", type=int, default=2048, help="memory limit per process")
@@ -132,14 +133,16 @@ def main() -> int:
         cmd += [f"-fork={args.jobs}", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1"]
     cmd += [*args.extra, str(work)]
     log = args.workdir / "fuzz.log"
-    print("$", " ".join(cmd), flush=True)
+    if args.seconds > 0:
+        print("$", " ".join(cmd), flush=True)
     start = time.monotonic()
-    with open(log, "w") as out:
-        subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
-                       env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0",
-                                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"))
+    if args.seconds > 0:  # libFuzzer's -max_total_time=0 would mean "no limit"
+        with open(log, "w") as out:
+            subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                           env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0",
+                                    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"))
     elapsed = time.monotonic() - start
-    text = log.read_text(errors="replace")
+    text = log.read_text(errors="replace") if args.seconds > 0 else ""
     stats = parse_stats(text)
     found = sorted(set(artifacts.iterdir()) - before)
     print(f"fuzzed {elapsed:.0f} s with {args.jobs} process(es); log {log}")

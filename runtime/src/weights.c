@@ -31,6 +31,11 @@ tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr
     if ((uint64_t)4u + (uint64_t)BLOCK_ENTRY_SIZE * p->num_blocks > end - start) {
         return tgr_fail(err, TGR_ERR_SECTION, "section offset out of bounds: weight block entries");
     }
+    /* With the section present the weights live in its blocks only: there is no blob to fall
+     * back on, so a section without blocks would leave every weight pointing nowhere. */
+    if (p->num_blocks == 0u) {
+        return tgr_fail(err, TGR_ERR_WEIGHT, "weight block section lists no blocks");
+    }
     p->block_entries = p->data + start + 4u;
     p->block_blobs = p->block_entries + BLOCK_ENTRY_SIZE * p->num_blocks;
     p->block_blobs_len = end - (start + 4u + BLOCK_ENTRY_SIZE * p->num_blocks);

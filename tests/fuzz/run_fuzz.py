@@ -16,8 +16,8 @@
    start and the end, the coverage of one pass over the working corpus before and after (the
    comparable figure: fork mode counts differently), and every artifact; appends the figures to
    ``build/fuzz/runs.jsonl``.
-5. With ``--merge``, adds the working-corpus inputs that bring new coverage to
-   ``tests/fuzz/corpus`` (``-merge=1``).
+5. With ``--merge``, adds the working-corpus inputs that bring new edges to
+   ``tests/fuzz/corpus`` (``-merge=1 -use_counters=0``, smallest inputs first).
 
 Exit status: 0 when no artifact was written, 1 otherwise (2 when the build fails).
 """
@@ -165,8 +165,9 @@ def main() -> int:
                                "jobs": args.jobs, **stats,
                                "corpus_before": cov_before, "corpus_after": cov_after, "artifacts": [f.name for f in found]}) + "\n")
     if args.merge:
-        r = subprocess.run([str(target), "-merge=1", f"-max_len={args.max_len}", f"-timeout={args.timeout}",
-                            str(CORPUS), str(work)], capture_output=True, text=True)
+        # edges only (-use_counters=0): hit-count features would add hundreds of near-copies
+        r = subprocess.run([str(target), "-merge=1", "-use_counters=0", f"-max_len={args.max_len}",
+                            f"-timeout={args.timeout}", str(CORPUS), str(work)], capture_output=True, text=True)
         added = re.findall(r"MERGE-OUTER: (\d+) new files", r.stderr)
         print(f"merged into {CORPUS}: {added[-1] if added else '?'} new files")
     return 1 if found else 0

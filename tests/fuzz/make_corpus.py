@@ -12,7 +12,11 @@ the same bytes):
 * the two-block inverted residual and the float32 Conv of test_loader_rejections.py;
 * a selection of tests/ops plans: Transpose, Reshape/Flatten, Concat, Split, Pad, Resize,
   MatMul, ReduceMean/Sum/Max, GlobalMaxPool, pool variants;
-* the tigris-ml sdist's schema-compatibility fixtures (schema 2..10).
+* the tigris-ml sdist's schema-compatibility fixtures (schema 2..10);
+* with ``--conformance``: the int8 sdist TFLite fixtures of tests/conformance at 256K and at
+  half (or 3/4 of) their peak, keeping only the plans that reach coverage edges the others do
+  not (libFuzzer ``-merge=1 -use_counters=0`` with build/fuzz/fuzz_plan, which
+  tests/fuzz/run_fuzz.py builds), named ``conformance_<fixture>_<budget>.tgrs``.
 
 MobileNetV2 is left out: too large to fuzz. Existing files are overwritten, others kept.
 """
@@ -137,25 +141,72 @@ def plans(work: Path) -> dict[str, Callable[[], Path]]:
     return jobs
 
 
+def conformance_plans(out: Path, work: Path) -> list[str]:
+    """Compile the int8 conformance fixtures (256K and tight) into ``work`` and merge the ones
+    with new edges into ``out`` under their own names. Returns what was not built."""
+    import hashlib
+    import subprocess
+
+    sys.path.insert(0, str(TESTS / "conformance"))
+    import coverage  # tests/conformance/coverage.py
+
+    failed = []
+    stage = work / "conformance"
+    stage.mkdir(parents=True, exist_ok=True)
+    names = {}
+    for name in coverage.fixture_names():
+        plan = coverage.compile_fixture(name)
+        if not isinstance(plan, Path) or coverage.is_float_plan(plan):
+            continue
+        peak = coverage.plan_info(plan)["peak"]
+        variants = {"256K": plan}
+        for k in (2, 3):
+            tight = coverage.compile_fixture(name, str(max(1, peak * k // 4)))
+            if isinstance(tight, Path):
+                variants[f"{peak * k // 4}"] = tight
+                break
+        for budget, path in variants.items():
+            data = path.read_bytes()
+            names[hashlib.sha1(data).hexdigest()] = f"conformance_{name}_{budget}.tgrs"
+            (stage / f"{name}_{budget}.tgrs").write_bytes(data)
+    target = REPO / "build" / "fuzz" / "fuzz_plan"
+    if not target.is_file():
+        return ["conformance: build/fuzz/fuzz_plan missing (run tests/fuzz/run_fuzz.py --seconds 0 first)"]
+    before = {f.name for f in out.iterdir()}
+    subprocess.run([str(target), "-merge=1", "-use_counters=0", "-max_len=1000000", str(out), str(stage)],
+                   capture_output=True, text=True)
+    for f in out.iterdir():
+        if f.name not in before:
+            f.rename(out / names.get(f.name, f"conformance_{f.name}.tgrs"))
+    return failed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=HERE / "corpus")
     ap.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temporary one)")
+    ap.add_argument("--conformance", action="store_true",
+                    help="add the conformance fixtures that bring new coverage (needs build/fuzz/fuzz_plan)")
+    ap.add_argument("--only-conformance", action="store_true", help="skip the other plans")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         (work / "ops").mkdir(parents=True, exist_ok=True)
-        for name, build in plans(work).items():
+        if args.conformance or args.only_conformance:
+            failed += conformance_plans(args.out, work)
+        for name, build in ({} if args.only_conformance else plans(work)).items():
             try:
                 src = build()
             except Exception as exc:  # a case the compiler refuses at a budget: report, go on
                 failed.append(f"{name}: {str(exc).splitlines()[0] if str(exc) else exc!r}")
                 continue
             shutil.copyfile(src, args.out / f"{name}.tgrs")
-        sdist = _sdist_root()
-        if sdist is None:
+        sdist = None if args.only_conformance else _sdist_root()
+        if args.only_conformance:
+            pass
+        elif sdist is None:
             failed.append("schema_compat: tigris-ml sdist unavailable (pip download failed?)")
         else:
             for f in sorted((sdist / "tests" / "schema_compat").glob("*.tgrs")):

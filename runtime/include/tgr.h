@@ -170,7 +170,7 @@ typedef struct tgr_session {
     uint8_t **tensor_ptr;         /* current address of each tensor, or NULL (workspace) */
     uint32_t *tensor_alloc;       /* rounded bytes of the allocation a tensor owns (workspace) */
     uint16_t *last_use;           /* per-tensor scratch for the stage being run (workspace) */
-    uint16_t *origin;             /* per tensor: the tensor whose allocation its buffer is (aliases) */
+    uint16_t *origin;             /* per tensor: lowest-numbered tensor sharing its allocation */
     int32_t *region;              /* per tensor: rows [0],[1) and cols [2],[3) held by its buffer */
     int32_t *held;                /* per tensor: rows a line buffer kept from the previous tile */
     uint32_t workspace_bytes;

@@ -59,10 +59,13 @@ int tgr_same_shape(const tgr_plan *p, uint32_t a, uint32_t b);
 int tgr_valid_pair(int32_t multiplier, int32_t shift);
 /* Rows [0],[1) and cols [2],[3) of rank-4 tensor t held by its buffer: its region, else all. */
 void tgr_extent_of(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t out[4]);
-/* Row bands (path_rows.c) split a tensor along its band axis: the outermost axis longer than 1,
- * so every band is contiguous. A region holds the band as rows [0],[1) of the row axis, which is
- * the band axis, except for rank-4 tensors: there rows are always axis 1 (H) and cols axis 2 (W),
- * as in spatial tiles, and a band along W (H == 1) is expressed as cols. */
+/* Row bands (path_rows.c) split a tensor along its band axis. A multi-op band stage bands the
+ * outermost axis longer than 1, so every band is contiguous, and its region holds the band as
+ * rows [0],[1) of the row axis, which is the band axis, except for rank-4 tensors: there rows are
+ * always axis 1 (H) and cols axis 2 (W), as in spatial tiles, and a band along W (H == 1) is
+ * expressed as cols. A single-op band stage may band any axis: its region is [0],[1) along axis
+ * [2], marked by [3] == TGR_REGION_ALONG. */
+#define TGR_REGION_ALONG (-1)
 uint32_t tgr_band_axis(const tgr_plan *p, uint32_t t);
 uint32_t tgr_row_axis(const tgr_plan *p, uint32_t t);
 /* Rows of the row axis t's buffer holds (all when region is NULL). */
@@ -75,6 +78,14 @@ uint32_t tgr_band_bytes(const tgr_plan *p, uint32_t t, const int32_t *region);
  * only below 2^23. A plan with a larger ratio from `in` to `out` is refused (TGR_ERR_QUANT). */
 #define TGR_MAX_RESCALE 8388608.0
 tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_t out, tgr_error *err);
+
+/* Whether a stripe can offset every operand of op o: true for all but the binary elementwise ops,
+ * whose operands must be the output's shape, one value per channel as the second operand, or a
+ * constant that is a scalar or repeats along the output's trailing axes (partition_spatial's
+ * _mark_untileable_broadcasts marks the rest). */
+int tgr_stripe_operands(const tgr_plan *p, uint32_t o);
+/* Add, Sub, Mul, Max, Min, SquaredDifference, PRelu: two operands that broadcast. */
+int tgr_binary_elementwise(uint32_t opcode);
 
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);

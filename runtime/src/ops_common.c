@@ -162,7 +162,9 @@ void tgr_band_dims(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t
     for (axis = 0; axis < tensor_ndim(p, t); ++axis) {
         dims[axis] = tensor_dim(p, t, axis);
     }
-    if (region != NULL) {
+    if (region != NULL && region[4u * t + 3u] == TGR_REGION_ALONG) {
+        dims[region[4u * t + 2u]] = region[4u * t + 1u] - region[4u * t];
+    } else if (region != NULL) {
         dims[tgr_row_axis(p, t)] = region[4u * t + 1u] - region[4u * t];
         if (tensor_ndim(p, t) == 4u) {
             dims[2] = region[4u * t + 3u] - region[4u * t + 2u];

@@ -642,3 +642,48 @@ const tgr_op_impl *tgr_ops_elementwise(uint32_t opcode)
 {
     return tgr_ops_find(elementwise_family, sizeof elementwise_family / sizeof elementwise_family[0], opcode);
 }
+
+/* Whether x is 1 on leading axes and whole on the rest, so its bytes repeat with the period of
+ * the output's trailing axes. */
+static int periodic(const binary_op *b, const operand *x)
+{
+    uint32_t axis;
+    for (axis = 0; axis < b->rank && x->dim[axis] == 1; ++axis) {
+    }
+    for (; axis < b->rank; ++axis) {
+        if (x->dim[axis] != b->out_dim[axis]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int tgr_binary_elementwise(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_ops_elementwise(opcode);
+    return impl != NULL && impl->run == run_binary;
+}
+
+int tgr_stripe_operands(const tgr_plan *p, uint32_t o)
+{
+    binary_op b;
+    uint32_t pos, axis;
+    if (!tgr_binary_elementwise(op_type(p, o))) {
+        return 1;
+    }
+    if (binary_operands(p, o, &b, NULL) != TGR_OK) {
+        return 0;
+    }
+    for (pos = 0; pos < 2u; ++pos) {
+        const operand *x = &b.in[pos];
+        int leading_ones = 1;
+        for (axis = 0; axis + 1u < b.rank; ++axis) {
+            leading_ones &= x->dim[axis] == 1;
+        }
+        if (x->constant != NULL ? (broadcasts(&b, x) ? !periodic(&b, x) : tgr_band_bytes(p, op_output(p, o, 0), NULL) > 1u)
+                                : broadcasts(&b, x) && !(pos == 1u && leading_ones && periodic(&b, x))) {
+            return 0;
+        }
+    }
+    return 1;
+}

@@ -13,8 +13,8 @@
  * - Resize (nearest) copies the sampled pixel, requantized in double like Reshape when the
  *   encodings differ; the sampling index is computed in float32 (kernels_movement.c).
  * - ResizeLinear interpolates in Q10 fixed point (equal quantization only).
- * None of these runs on tile regions (TILING_NONE): a stage that needs them streamed waits for
- * the rows/transpose paths of the executor.
+ * Transpose, Concat, Split and Pad also run in row bands along an axis they leave alone
+ * (TILING_ROWS, path_rows.c); Resize runs on whole tensors only.
  */
 #include <math.h>
 
@@ -31,14 +31,6 @@ static tgr_status unsupported(tgr_error *err, const tgr_plan *p, uint32_t o, con
 static int neutral_activation(const op_spatial *sp)
 {
     return sp->fused_act == ACT_NONE && sp->act_min == -128 && sp->act_max == 127;
-}
-
-static void dims_of(const tgr_plan *p, uint32_t t, int32_t *dims)
-{
-    uint32_t k;
-    for (k = 0; k < tensor_ndim(p, t); ++k) {
-        dims[k] = tensor_dim(p, t, k);
-    }
 }
 
 /* ---- Transpose ------------------------------------------------------------------------------- */
@@ -116,21 +108,25 @@ static tgr_status check_pieces(const tgr_plan *p, uint32_t o, uint32_t whole, ui
     return TGR_OK;
 }
 
-/* Bytes per outer index of tensor t along `axis`, and the outer count. */
-static uint32_t inner_bytes(const tgr_plan *p, uint32_t t, uint32_t axis)
+/* Bytes per outer index of what t's buffer holds from `axis` on, and the outer count. */
+static uint32_t inner_bytes(const tgr_plan *p, uint32_t t, const int32_t *region, uint32_t axis)
 {
+    int32_t dims[TGR_MAX_RANK];
     uint32_t k, n = 1u;
+    tgr_band_dims(p, t, region, dims);
     for (k = axis; k < tensor_ndim(p, t); ++k) {
-        n *= (uint32_t)tensor_dim(p, t, k);
+        n *= (uint32_t)dims[k];
     }
     return n;
 }
 
-static uint32_t outer_count(const tgr_plan *p, uint32_t t, uint32_t axis)
+static uint32_t outer_count(const tgr_plan *p, uint32_t t, const int32_t *region, uint32_t axis)
 {
+    int32_t dims[TGR_MAX_RANK];
     uint32_t k, n = 1u;
+    tgr_band_dims(p, t, region, dims);
     for (k = 0; k < axis; ++k) {
-        n *= (uint32_t)tensor_dim(p, t, k);
+        n *= (uint32_t)dims[k];
     }
     return n;
 }
@@ -163,14 +159,13 @@ static void run_concat(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
     uint32_t axis = op_rec(p, o)[12];
     uint32_t k;
     tgr_qparams qout = tgr_qparams_of(p, out);
-    (void)region;
     for (k = 0; k < op_num_inputs(p, o); ++k) {
         uint32_t t = op_input(p, o, k);
         inputs[k] = (const int8_t *)tensor_ptr[t];
-        chunk[k] = inner_bytes(p, t, axis);
+        chunk[k] = inner_bytes(p, t, region, axis);
         qin[k] = tgr_qparams_of(p, t);
     }
-    tgr_concat_s8(op_num_inputs(p, o), inputs, chunk, qin, outer_count(p, out, axis), &qout,
+    tgr_concat_s8(op_num_inputs(p, o), inputs, chunk, qin, outer_count(p, out, region, axis), &qout,
                   (int8_t *)tensor_ptr[out]);
 }
 
@@ -199,13 +194,13 @@ static void run_split(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr,
     uint32_t in = op_input(p, o, 0);
     uint32_t axis = op_rec(p, o)[12];
     uint32_t k;
-    (void)region;
     for (k = 0; k < op_num_outputs(p, o); ++k) {
         uint32_t t = op_output(p, o, k);
         outputs[k] = (int8_t *)tensor_ptr[t];
-        chunk[k] = inner_bytes(p, t, axis);
+        chunk[k] = inner_bytes(p, t, region, axis);
     }
-    tgr_split_s8(op_num_outputs(p, o), (const int8_t *)tensor_ptr[in], outer_count(p, in, axis), chunk, outputs);
+    tgr_split_s8(op_num_outputs(p, o), (const int8_t *)tensor_ptr[in], outer_count(p, in, region, axis), chunk,
+                 outputs);
 }
 
 /* ---- Pad ------------------------------------------------------------------------------------- */
@@ -252,12 +247,11 @@ static void run_pad(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, c
     uint32_t k, rank = tensor_ndim(p, in);
     op_spatial sp;
     int8_t fill;
-    (void)region;
     op_decode(p, o, &sp);
     /* Without a constant the op pads with 0.0, i.e. the output zero point. */
     fill = sp.weight_idx != NONE16 ? (int8_t)weight_data(p, sp.weight_idx)[0]
                                    : (int8_t)quant_zero_point(p, tensor_quant(p, out));
-    dims_of(p, in, dims);
+    tgr_band_dims(p, in, region, dims);
     for (k = 0; k < 2u * rank; ++k) {
         pads[k] = rd_i32(attr + 4u * k);
     }
@@ -383,11 +377,11 @@ static void run_resize_bilinear(const tgr_plan *p, uint32_t o, uint8_t *const *t
 }
 
 static const tgr_op_impl movement_family[] = {
-    {13, TILING_NONE, check_concat, run_concat},
-    {14, TILING_NONE, check_pad, run_pad},
+    {13, TILING_POINTWISE | TILING_ROWS, check_concat, run_concat},
+    {14, TILING_ROWS, check_pad, run_pad},
     {29, TILING_ROWS, check_transpose, run_transpose},
     {30, TILING_NONE, check_resize_nearest, run_resize_nearest},
-    {35, TILING_NONE, check_split, run_split},
+    {35, TILING_ROWS, check_split, run_split},
     {36, TILING_NONE, check_resize_bilinear, run_resize_bilinear},
 };
 

@@ -96,10 +96,9 @@ static void run_reduce(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
     tgr_qparams qin = tgr_qparams_of(p, in);
     tgr_qparams qout = tgr_qparams_of(p, out);
     tgr_reduce_params rp;
-    (void)region;
     memset(&rp, 0, sizeof rp);
+    tgr_band_dims(p, in, region, dims);
     for (k = 0; k < tensor_ndim(p, in); ++k) {
-        dims[k] = tensor_dim(p, in, k);
         count *= (mask & (1u << k)) ? (uint32_t)dims[k] : 1u;
     }
     rp.act_min = -128;
@@ -153,11 +152,11 @@ static void run_global_max(const tgr_plan *p, uint32_t o, uint8_t *const *tensor
 }
 
 static const tgr_op_impl reduce_family[] = {
-    {26, TILING_NONE, check_reduce, run_reduce},
+    {26, TILING_ROWS, check_reduce, run_reduce},
     {31, TILING_NONE, check_global_max, run_global_max},
-    {60, TILING_NONE, check_reduce, run_reduce},
-    {61, TILING_NONE, check_reduce, run_reduce},
-    {62, TILING_NONE, check_reduce, run_reduce},
+    {60, TILING_ROWS, check_reduce, run_reduce},
+    {61, TILING_ROWS, check_reduce, run_reduce},
+    {62, TILING_ROWS, check_reduce, run_reduce},
 };
 
 const tgr_op_impl *tgr_ops_reduce(uint32_t opcode)

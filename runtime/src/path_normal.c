@@ -91,7 +91,9 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
         if (tgr_is_pure_reinterpretation(p, o)) {
             s->tensor_ptr[op_output(p, o, 0)] = s->tensor_ptr[op_input(p, o, 0)];
             s->tensor_alloc[op_output(p, o, 0)] = s->tensor_alloc[op_input(p, o, 0)];
-            s->origin[op_output(p, o, 0)] = s->origin[op_input(p, o, 0)];
+            s->origin[op_output(p, o, 0)] = (uint16_t)(s->origin[op_input(p, o, 0)] < op_output(p, o, 0)
+                                                            ? s->origin[op_input(p, o, 0)]
+                                                            : op_output(p, o, 0));
         } else {
             for (k = 0; k < op_num_outputs(p, o); ++k) {
                 uint32_t t = op_output(p, o, k);

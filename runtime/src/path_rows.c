@@ -11,12 +11,8 @@
  */
 #include "dispatch.h"
 #include "exec.h"
-#include "kernels_data.h"
 #include "ops.h"
 #include "pools.h"
-
-#define OP_MATMUL 25u
-#define OP_TRANSPOSE 29u
 
 /* ---- shared -------------------------------------------------------------------------------- */
 
@@ -67,33 +63,173 @@ static void emit_rows(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage
 
 /* ---- rows ---------------------------------------------------------------------------------- */
 
-/* A stage of one Transpose: the path transposes each band itself, so its band axis may be any
- * axis the permutation keeps in place, not only one a region can name. */
-static int lone_transpose(const tgr_plan *p, uint32_t stage)
+static int is_reduction(uint32_t type)
 {
-    return stage_ops_count(p, stage) == 1u && op_type(p, stage_op(p, stage, 0)) == OP_TRANSPOSE;
+    return type == OP_REDUCE_MEAN || type == OP_REDUCE_MAX || type == OP_REDUCE_MIN || type == OP_REDUCE_SUM;
 }
 
-/* The stage's band axis and its extent. The compiler bands a lone Transpose along the longest
- * axis the permutation leaves in place (the first such on a tie), and every other stage along the
- * outermost axis of its first output that is longer than 1, so that its bands are contiguous. */
+/* A stage of one op that the compiler bands along an axis of its choosing (an independent band):
+ * its region names that axis explicitly (TGR_REGION_ALONG), so any axis will do. */
+static int lone_free_axis_op(const tgr_plan *p, uint32_t stage)
+{
+    uint32_t type = op_type(p, stage_op(p, stage, 0));
+    return stage_ops_count(p, stage) == 1u && (type == OP_TRANSPOSE || type == OP_CONCAT || type == OP_SPLIT ||
+                                               type == OP_PAD || is_reduction(type));
+}
+
+/* Op-specific limits on which axis may be banded. */
+static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, out);
+    uint32_t len = 0, k;
+    const uint8_t *list;
+    switch (op_type(p, o)) {
+    case OP_TRANSPOSE:
+        return tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL)[axis] == axis
+                   ? NULL
+                   : "a Transpose that moves the band axis cannot run in row bands";
+    case OP_CONCAT:
+    case OP_SPLIT:
+        return op_rec(p, o)[12] != axis ? NULL : "a Concat or Split cannot be banded along the axis it joins or cuts";
+    case OP_PAD:
+        list = tgr_attr_find(p, o, ATTR_PADS, NULL);
+        return rd_i32(list + 8u * axis) == 0 && rd_i32(list + 8u * axis + 4u) == 0
+                   ? NULL
+                   : "a Pad cannot be banded along an axis it pads";
+    case OP_REDUCE_MEAN:
+    case OP_REDUCE_MAX:
+    case OP_REDUCE_MIN:
+    case OP_REDUCE_SUM:
+        list = tgr_attr_find(p, o, ATTR_AXES, &len);
+        for (k = 0; k < len; ++k) {
+            if (list[k] == axis) {
+                return "a reduction cannot be banded along an axis it reduces";
+            }
+        }
+        return tensor_ndim(p, op_input(p, o, 0)) == rank ? NULL : "a reduction that drops axes cannot run in row bands";
+    case OP_MATMUL:
+        return rank <= 3u && axis == rank - 2u ? NULL : "a batched matrix product cannot run in row bands";
+    case OP_GEMM:
+        return axis == 0u ? NULL : "a fully connected layer bands only its rows";
+    case OP_SOFTMAX:
+        return axis + 1u < rank ? NULL : "a softmax cannot be banded along its own axis";
+    default:
+        return NULL;
+    }
+}
+
+/* Whether every input and output of op o has the rank of its first input and `rows` steps along
+ * `axis` (more than one), and the op may be banded there. */
+static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t rows)
+{
+    uint32_t rank = tensor_ndim(p, op_input(p, o, 0));
+    uint32_t k;
+    if (rows <= 1 || axis >= rank || band_axis_problem(p, o, axis) != NULL) {
+        return 0;
+    }
+    for (k = 0; k < op_num_inputs(p, o) + op_num_outputs(p, o); ++k) {
+        uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, k - op_num_inputs(p, o));
+        if (tensor_ndim(p, t) != rank || tensor_dim(p, t, axis) != rows) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The axis the compiler bands a lone op along (partition_spatial's independent bands): for a
+ * reduction the first that works of the matrix row axis (model axis order), axis 1, the outermost
+ * axis longer than 1 and the last axis; for the movement ops the longest axis that works, the
+ * first such on a tie. Returns 0 when there is none. */
+static int free_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t *rows)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t k;
+    *rows = 0;
+    if (is_reduction(op_type(p, o))) {
+        uint32_t candidates[4];
+        candidates[0] = rank == 2u || (rank >= 3u && tgr_model_order(p, in)) ? rank - 2u : rank;
+        candidates[1] = rank == 3u || rank == 4u ? 1u : rank;
+        candidates[2] = tgr_band_axis(p, in);
+        candidates[3] = rank - 1u;
+        for (k = 0; k < 4u; ++k) {
+            if (candidates[k] < rank && op_bands_along(p, o, candidates[k], tensor_dim(p, in, candidates[k]))) {
+                *axis = candidates[k];
+                *rows = tensor_dim(p, in, *axis);
+                return 1;
+            }
+        }
+        return 0;
+    }
+    for (k = 0; k < rank; ++k) {
+        if (tensor_dim(p, in, k) > *rows && op_bands_along(p, o, k, tensor_dim(p, in, k))) {
+            *axis = k;
+            *rows = tensor_dim(p, in, k);
+        }
+    }
+    return *rows > 1;
+}
+
+/* What one step along `axis` of binary op o costs the compiler when it ranks band axes: the
+ * bytes of each distinct tensor per step (a whole operand where it is 1 long), aligned as the
+ * compiler aligns (32, whatever TGR_TENSOR_ALIGN is). */
+static uint32_t step_cost(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    uint32_t out = op_output(p, o, 0);
+    uint32_t total = align_up(tensor_bytes(p, out) / (uint32_t)tensor_dim(p, out, axis), 32u);
+    uint32_t k;
+    for (k = 0; k < op_num_inputs(p, o); ++k) {
+        uint32_t t = op_input(p, o, k);
+        uint32_t extent = tensor_ndim(p, t) == tensor_ndim(p, out) ? (uint32_t)tensor_dim(p, t, axis) : 1u;
+        if (t != out && (k == 0u || t != op_input(p, o, 0))) {
+            total += align_up(tensor_bytes(p, t) / extent, 32u);
+        }
+    }
+    return total;
+}
+
+/* A lone binary op whose operands differ in shape, or that touches a channels-last tensor: the
+ * compiler bands it along the axis of least step cost, then the longest, then the first. */
+static int broadcast_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t *rows)
+{
+    uint32_t out = op_output(p, o, 0);
+    uint32_t k, best_cost = 0;
+    int uneven = !tgr_model_order(p, out);
+    for (k = 0; k < op_num_inputs(p, o); ++k) {
+        uneven |= !tgr_same_shape(p, op_input(p, o, k), out);
+    }
+    if (!tgr_binary_elementwise(op_type(p, o)) || !uneven) {
+        return 0;
+    }
+    *rows = 0;
+    for (k = 0; k < tensor_ndim(p, out); ++k) {
+        uint32_t cost = step_cost(p, o, k);
+        if (tensor_dim(p, out, k) > 1 &&
+            (*rows == 0 || cost < best_cost || (cost == best_cost && tensor_dim(p, out, k) > *rows))) {
+            *axis = k;
+            *rows = tensor_dim(p, out, k);
+            best_cost = cost;
+        }
+    }
+    return *rows > 1;
+}
+
+/* The stage's band axis and its extent: a lone op's independent axis (free_band_axis,
+ * broadcast_band_axis), else the row axis of a matrix pipeline: the second last axis of the first
+ * op's output (the last two axes are the matrix, everything before them batch). */
 static void stage_band(const tgr_plan *p, uint32_t stage, uint32_t *axis, int32_t *rows)
 {
     uint32_t o = stage_op(p, stage, 0);
     uint32_t out = op_output(p, o, 0);
-    uint32_t k;
-    *axis = tgr_band_axis(p, out);
-    *rows = tensor_dim(p, out, *axis);
-    if (lone_transpose(p, stage)) {
-        const uint8_t *perm = tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL);
-        *rows = 0;
-        for (k = 0; k < tensor_ndim(p, out); ++k) {
-            if (perm[k] == k && tensor_dim(p, out, k) > *rows) {
-                *axis = k;
-                *rows = tensor_dim(p, out, k);
-            }
-        }
+    if (lone_free_axis_op(p, stage) && free_band_axis(p, o, axis, rows)) {
+        return;
     }
+    if (stage_ops_count(p, stage) == 1u && broadcast_band_axis(p, o, axis, rows)) {
+        return;
+    }
+    *axis = tensor_ndim(p, out) >= 2u ? tensor_ndim(p, out) - 2u : 0u;
+    *rows = tensor_dim(p, out, *axis);
 }
 
 /* Operands read whole, in place from slow memory, and counted at full size when the band is
@@ -112,11 +248,11 @@ static int whole_operand(const tgr_plan *p, uint32_t stage, uint32_t o, uint32_t
 }
 
 /* A region names a band of rank-4 tensor along H (rows) or W (cols), and of any other tensor only
- * along its outermost axis longer than 1 (tgr_row_axis); a lone Transpose needs no region. */
+ * along its outermost axis longer than 1 (tgr_row_axis), unless it names its axis (a lone op). */
 static int bandable(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis, int32_t rows)
 {
     return rows > 1 && axis < tensor_ndim(p, t) && tensor_dim(p, t, axis) == rows &&
-           (lone_transpose(p, stage) ||
+           (lone_free_axis_op(p, stage) ||
             (tensor_ndim(p, t) == 4u ? axis == 1u || axis == 2u : tgr_band_axis(p, t) == axis));
 }
 
@@ -131,27 +267,6 @@ static int produced_in(const tgr_plan *p, uint32_t t, uint32_t first, uint32_t e
     return 0;
 }
 
-/* Op-specific limits on which axis may be banded. */
-static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
-{
-    uint32_t out = op_output(p, o, 0);
-    uint32_t rank = tensor_ndim(p, out);
-    switch (op_type(p, o)) {
-    case OP_TRANSPOSE:
-        return tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL)[axis] == axis
-                   ? NULL
-                   : "a Transpose that moves the band axis cannot run in row bands";
-    case OP_MATMUL:
-        return rank <= 3u && axis == rank - 2u ? NULL : "a batched matrix product cannot run in row bands";
-    case OP_GEMM:
-        return axis == 0u ? NULL : "a fully connected layer bands only its rows";
-    case OP_SOFTMAX:
-        return axis + 1u < rank ? NULL : "a softmax cannot be banded along its own axis";
-    default:
-        return NULL;
-    }
-}
-
 int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
 {
     uint32_t first = stage_op(p, stage, 0);
@@ -161,7 +276,7 @@ int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
     stage_band(p, stage, &axis, &rows);
     for (o = first; o < end; ++o) {
         const char *problem;
-        if (!tgr_op_rows(op_type(p, o)) || op_num_outputs(p, o) != 1u) {
+        if (!tgr_op_rows(op_type(p, o)) || (op_num_outputs(p, o) != 1u && op_type(p, o) != OP_SPLIT)) {
             *why = "an op of this kind cannot run in row bands";
             return 0;
         }
@@ -177,9 +292,11 @@ int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
                 return 0;
             }
         }
-        if (!bandable(p, stage, op_output(p, o, 0), axis, rows)) {
-            *why = "the stage's tensors do not share one row axis";
-            return 0;
+        for (k = 0; k < op_num_outputs(p, o); ++k) {
+            if (!bandable(p, stage, op_output(p, o, k), axis, rows)) {
+                *why = "the stage's tensors do not share one row axis";
+                return 0;
+            }
         }
     }
     return 1;
@@ -210,8 +327,11 @@ static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis,
                           TGR_TENSOR_ALIGN);
     }
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
-        uint32_t t = op_output(p, stage_op(p, stage, i), 0);
-        total += align_up((uint32_t)band * row_bytes(p, t, axis), TGR_TENSOR_ALIGN);
+        uint32_t o = stage_op(p, stage, i);
+        uint32_t k;
+        for (k = 0; k < op_num_outputs(p, o); ++k) {
+            total += align_up((uint32_t)band * row_bytes(p, op_output(p, o, k), axis), TGR_TENSOR_ALIGN);
+        }
     }
     return total;
 }
@@ -220,7 +340,8 @@ static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis,
 static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis)
 {
     uint32_t in, out, later, k;
-    if (stage_in_count(p, stage) != 1u || stage_out_count(p, stage) != 1u) {
+    /* Only a band pipeline: a lone op may reorder the axes around its band. */
+    if (stage_in_count(p, stage) != 1u || stage_out_count(p, stage) != 1u || lone_free_axis_op(p, stage)) {
         return 0;
     }
     in = stage_input(p, stage, 0);
@@ -241,10 +362,17 @@ static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis)
 
 /* Region of t for the band [r0, r1) along `axis` (see bandable), or the whole tensor for an
  * operand read whole. */
-static void set_band(const tgr_plan *p, int32_t *region, uint32_t t, uint32_t axis, int whole, int32_t r0,
-                     int32_t r1)
+static void set_band(const tgr_plan *p, uint32_t stage, int32_t *region, uint32_t t, uint32_t axis, int whole,
+                     int32_t r0, int32_t r1)
 {
     int32_t *r = region + 4u * t;
+    if (lone_free_axis_op(p, stage)) {
+        r[0] = whole ? 0 : r0;
+        r[1] = whole ? tensor_dim(p, t, axis) : r1;
+        r[2] = (int32_t)axis;
+        r[3] = TGR_REGION_ALONG;
+        return;
+    }
     r[0] = 0;
     r[1] = tensor_dim(p, t, tgr_row_axis(p, t));
     r[2] = 0;
@@ -259,20 +387,6 @@ static void set_band(const tgr_plan *p, int32_t *region, uint32_t t, uint32_t ax
         r[0] = r0;
         r[1] = r1;
     }
-}
-
-/* Transpose a band of `band` steps along `axis`, which the permutation keeps in place: the band
- * is a whole tensor of its own whose extent along `axis` is the band. */
-static void transpose_band(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t band, uint8_t *const *tensor_ptr)
-{
-    int32_t dims[TGR_MAX_RANK];
-    uint32_t x = op_input(p, o, 0);
-    uint32_t k;
-    for (k = 0; k < tensor_ndim(p, x); ++k) {
-        dims[k] = k == axis ? band : tensor_dim(p, x, k);
-    }
-    tgr_transpose_s8(tensor_ndim(p, x), dims, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL),
-                     (const int8_t *)tensor_ptr[x], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
 tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
@@ -317,7 +431,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
             uint32_t step = run_step(p, t, axis);
             uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, axis);
             int whole = read_whole(p, stage, t);
-            set_band(p, s->region, t, axis, whole, r0, r1);
+            set_band(p, stage, s->region, t, axis, whole, r0, r1);
             if (whole) {
                 continue; /* read in place from slow memory */
             }
@@ -332,16 +446,16 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
         }
         for (i = 0; i < count; ++i) {
             uint32_t o = first + i;
-            uint32_t y = op_output(p, o, 0);
-            set_band(p, s->region, y, axis, 0, r0, r1);
-            if (!tgr_place_bytes(s, TGR_POOL_FAST, y, (uint32_t)(r1 - r0) * row_bytes(p, y, axis), ceiling, stage)) {
-                return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
+            uint32_t k;
+            for (k = 0; k < op_num_outputs(p, o); ++k) {
+                uint32_t y = op_output(p, o, k);
+                set_band(p, stage, s->region, y, axis, 0, r0, r1);
+                if (!tgr_place_bytes(s, TGR_POOL_FAST, y, (uint32_t)(r1 - r0) * row_bytes(p, y, axis), ceiling,
+                                     stage)) {
+                    return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
+                }
             }
-            if (lone_transpose(p, stage)) {
-                transpose_band(p, o, axis, r1 - r0, s->tensor_ptr);
-            } else {
-                tgr_dispatch(p, o, s->tensor_ptr, s->region, weights[0]);
-            }
+            tgr_dispatch(p, o, s->tensor_ptr, s->region, weights[0]);
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         }
         for (i = 0; i < stage_out_count(p, stage); ++i) {

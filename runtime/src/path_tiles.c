@@ -466,19 +466,6 @@ static int nhwc_batch1(const tgr_plan *p, uint32_t t)
     return tensor_ndim(p, t) == 4u && !(tensor_flags(p, t) & TF_LINEAR) && tensor_dim(p, t, 0) == 1;
 }
 
-/* A stripe offsets a pointwise op's operand by its rows and columns; the one operand shape it
- * carries besides the output's own is one value per channel as the second operand. */
-static int stripe_operand(const tgr_plan *p, uint32_t o, uint32_t k)
-{
-    uint32_t x = op_input(p, o, k);
-    uint32_t y = op_output(p, o, 0);
-    if (tgr_op_tiling(op_type(p, o)) != TILING_POINTWISE ||
-        (tensor_dim(p, x, 1) == tensor_dim(p, y, 1) && tensor_dim(p, x, 2) == tensor_dim(p, y, 2))) {
-        return 1;
-    }
-    return k == 1u && tensor_dim(p, x, 1) == 1 && tensor_dim(p, x, 2) == 1;
-}
-
 static int consumed_outside(const tgr_plan *p, uint32_t t, uint32_t first_op, uint32_t end_op)
 {
     uint32_t o, k;
@@ -505,8 +492,16 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
     uint32_t o, k, i, out0;
     for (o = first_op; o < end_op; ++o) {
         uint32_t type = op_type(p, o);
-        if (tgr_op_tiling(type) == TILING_NONE) {
+        if ((tgr_op_tiling(type) & TILING_SPATIAL) == 0u) {
             *why = "an op of this kind cannot run in a tiled stage";
+            return 0;
+        }
+        if (!tgr_stripe_operands(p, o)) {
+            *why = "an operand broadcasts in a way a stripe cannot offset";
+            return 0;
+        }
+        if (type == OP_CONCAT && op_rec(p, o)[12] != 3u) {
+            *why = "a Concat runs in stripes only along channels";
             return 0;
         }
         if (op_num_outputs(p, o) != 1u || !nhwc_batch1(p, op_output(p, o, 0))) {
@@ -516,10 +511,6 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             if (!nhwc_batch1(p, op_input(p, o, k))) {
                 *why = "tiled stages need channels-last tensors of batch 1";
-                return 0;
-            }
-            if (!stripe_operand(p, o, k)) {
-                *why = "an operand broadcasts in a way a stripe cannot offset";
                 return 0;
             }
         }

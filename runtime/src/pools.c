@@ -163,7 +163,8 @@ void tgr_compact(tgr_session *s, uint8_t pool, uint32_t stage)
                     s->tensor_ptr[t] = target;
                 }
             }
-            /* Moves name the tensor that made the allocation, even when only an alias is left. */
+            /* Like the reference, a move names the lowest-numbered tensor that ever shared the
+             * allocation (reshape aliases), whether or not that one is still live. */
             tgr_emit(s, TGR_EV_MOVE, pool, stage, s->origin[owner], NONE16, cursor, (uint32_t)(next - p->base),
                      s->tensor_alloc[owner]);
         }

@@ -523,12 +523,15 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
     for r in records:
         if r.kind == "compile-refused":
             lines.append(f"* tigris-ml refuses `{r.name}`: {r.note}")
-    from conformance.test_tflite_fixtures import EXPECTED_TIGHT_REFUSALS, KNOWN_FAILURES
+    from conformance.test_tflite_fixtures import EXPECTED_TIGHT_REFUSALS, KNOWN_EVENT_DIFFERENCES, KNOWN_FAILURES
 
-    lines += ["", "\"Loaded\" above means our loader accepts the plan; the test then requires identical outputs and "
-              "peaks not above the reference's. Known exceptions (strict xfail in `KNOWN_FAILURES`; `tight` = "
-              "compiled at half the 256K plan's peak, or 3/4 where tigris-ml writes no plan at half):", ""]
+    lines += ["", "\"Loaded\" above means our loader accepts the plan; the test then requires identical outputs, "
+              "peaks not above the reference's and an identical event trace (paths, allocations, loads, spills, "
+              "moves). Known exceptions (strict xfail in `KNOWN_FAILURES`; `tight` = compiled at half the 256K "
+              "plan's peak, or 3/4 where tigris-ml writes no plan at half):", ""]
     lines += [f"* `{n}` ({v}): {why}" for (n, v), why in sorted(KNOWN_FAILURES.items())] or ["* none"]
+    lines += ["", "Event traces that differ while outputs and peaks agree (`KNOWN_EVENT_DIFFERENCES`):", ""]
+    lines += [f"* `{n}` ({v}): {why}" for (n, v), why in sorted(KNOWN_EVENT_DIFFERENCES.items())] or ["* none"]
     tight: dict[str, list[str]] = defaultdict(list)
     for name, why in EXPECTED_TIGHT_REFUSALS.items():
         tight[why].append(name)

@@ -184,13 +184,21 @@ static void release_slow(tgr_session *s, uint32_t stage)
 
 /* ---- path selection (tgrs-executor.md §2.1) ---------------------------------------------- */
 
-static uint32_t count_window_ops(const tgr_plan *p, uint32_t stage)
+/* Ops of the stage whose spatial mode is `mode` or `other`. */
+static uint32_t count_spatial_ops(const tgr_plan *p, uint32_t stage, uint32_t mode, uint32_t other)
 {
     uint32_t i, n = 0;
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
-        n += tgr_op_tiling(op_type(p, stage_op(p, stage, i))) == TILING_WINDOW ? 1u : 0u;
+        uint32_t own = tgr_op_tiling(op_type(p, stage_op(p, stage, i)));
+        n += own == mode || own == other ? 1u : 0u;
     }
     return n;
+}
+
+/* The stage's spatial ops: sliding windows and Resize; a stripe carries at most one. */
+static uint32_t count_window_ops(const tgr_plan *p, uint32_t stage)
+{
+    return count_spatial_ops(p, stage, TILING_WINDOW, TILING_RESAMPLE);
 }
 
 /* Whether a stage input or output is held channels-last (NHWC), where spatial stripes apply. */
@@ -253,6 +261,10 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
         return TGR_PATH_RESHAPE;
     }
     if (axis == 3u) {
+        if (count_spatial_ops(p, stage, TILING_RESAMPLE, TILING_RESAMPLE) != 0u) {
+            *why = "a Resize runs only in row stripes";
+            return PATH_REFUSED;
+        }
         return tgr_stripe_capable(p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;
     }
     stripes = count_window_ops(p, stage) <= 1u && tgr_stripe_capable(p, stage, stage, &stripe_why);

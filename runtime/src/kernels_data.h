@@ -45,12 +45,18 @@ void tgr_concat_s8(uint32_t count, const int8_t *const *inputs, const uint32_t *
 /* Split: the inverse of a same-quantization concat; output k receives chunk[k] bytes per outer. */
 void tgr_split_s8(uint32_t count, const int8_t *in, uint32_t outer, const uint32_t *chunk, int8_t *const *outputs);
 
+/* The output rows [y0, y1) a resize kernel writes (from the start of its output buffer), reading
+ * an input buffer whose first row is input row in_row0: a stripe, or {0, out_h, 0} for all. */
+typedef struct tgr_resize_rows {
+    int32_t y0, y1, in_row0;
+} tgr_resize_rows;
+
 /* Nearest-neighbour resize of NHWC: output pixel (y, x) copies input pixel
  * (tgr_resize_nearest_index(y), tgr_resize_nearest_index(x)), requantized like Reshape (double)
  * when the encodings differ. */
 void tgr_resize_nearest_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
                            int32_t convention, float scale_h, float scale_w, const tgr_qparams *qin,
-                           const tgr_qparams *qout, const int8_t *in, int8_t *out);
+                           const tgr_qparams *qout, const tgr_resize_rows *rows, const int8_t *in, int8_t *out);
 
 /* Source index of output index i along one axis. convention: 1 asymmetric (floor(i * scale)),
  * 2 align_corners (round(i * (in - 1) / (out - 1))), 3 half pixel (floor((i + 0.5) * scale)),
@@ -63,7 +69,9 @@ int32_t tgr_resize_nearest_index(int32_t convention, float scale, int32_t in, in
  * neighbours are weighted by (1024 - d) / d per axis and the Q20 sum is rounded half away from
  * zero. convention: 0 half pixel, 1 asymmetric, 2 align_corners. */
 void tgr_resize_bilinear_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
-                            int32_t convention, const int8_t *in, int8_t *out);
+                            int32_t convention, const tgr_resize_rows *rows, const int8_t *in, int8_t *out);
+/* The two input rows i0 <= i1 bilinear output row i interpolates between. */
+void tgr_resize_bilinear_source(int32_t convention, int32_t in, int32_t out, int32_t i, int32_t *i0, int32_t *i1);
 
 /* ---- reductions ----------------------------------------------------------------------------- */
 

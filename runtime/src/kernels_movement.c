@@ -169,13 +169,13 @@ int32_t tgr_resize_nearest_index(int32_t convention, float scale, int32_t in, in
 
 void tgr_resize_nearest_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
                            int32_t convention, float scale_h, float scale_w, const tgr_qparams *qin,
-                           const tgr_qparams *qout, const int8_t *in, int8_t *out)
+                           const tgr_qparams *qout, const tgr_resize_rows *rows, const int8_t *in, int8_t *out)
 {
     int32_t n, y, x;
     for (n = 0; n < batch; ++n) {
         const int8_t *image = in + (size_t)n * in_h * in_w * channels;
-        for (y = 0; y < out_h; ++y) {
-            const int32_t sy = tgr_resize_nearest_index(convention, scale_h, in_h, out_h, y);
+        for (y = rows->y0; y < rows->y1; ++y) {
+            const int32_t sy = tgr_resize_nearest_index(convention, scale_h, in_h, out_h, y) - rows->in_row0;
             for (x = 0; x < out_w; ++x) {
                 const int32_t sx = tgr_resize_nearest_index(convention, scale_w, in_w, out_w, x);
                 const int8_t *pixel = image + ((size_t)sy * in_w + sx) * channels;
@@ -217,17 +217,25 @@ static void bilinear_source(int32_t convention, int32_t step, int32_t in, int32_
     }
 }
 
+void tgr_resize_bilinear_source(int32_t convention, int32_t in, int32_t out, int32_t i, int32_t *i0, int32_t *i1)
+{
+    int32_t frac;
+    bilinear_source(convention, bilinear_step(convention, in, out), in, i, i0, i1, &frac);
+}
+
 void tgr_resize_bilinear_s8(int32_t batch, int32_t in_h, int32_t in_w, int32_t channels, int32_t out_h, int32_t out_w,
-                            int32_t convention, const int8_t *in, int8_t *out)
+                            int32_t convention, const tgr_resize_rows *rows, const int8_t *in, int8_t *out)
 {
     const int32_t step_h = bilinear_step(convention, in_h, out_h);
     const int32_t step_w = bilinear_step(convention, in_w, out_w);
     int32_t n, y, x, c;
     for (n = 0; n < batch; ++n) {
         const int8_t *image = in + (size_t)n * in_h * in_w * channels;
-        for (y = 0; y < out_h; ++y) {
+        for (y = rows->y0; y < rows->y1; ++y) {
             int32_t y0, y1, dy;
             bilinear_source(convention, step_h, in_h, y, &y0, &y1, &dy);
+            y0 -= rows->in_row0;
+            y1 -= rows->in_row0;
             for (x = 0; x < out_w; ++x) {
                 int32_t x0, x1, dx;
                 const int8_t *p00, *p01, *p10, *p11;

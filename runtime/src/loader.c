@@ -681,9 +681,10 @@ static int stage_lists_output(const tgr_plan *p, uint32_t s, uint32_t t)
 /* A tensor leaves stage s when a later stage reads it, when it is a model output, or when it
  * is the source of a buffer-sharing Reshape/Flatten in s whose result leaves: the compiler lists
  * such alias groups whole, and the reference spills every member. */
-static int needed_after(const tgr_plan *p, uint32_t s, uint32_t t)
+/* A model output, or read by a later stage. */
+static int needed_directly(const tgr_plan *p, uint32_t s, uint32_t t)
 {
-    uint32_t later, i;
+    uint32_t later;
     if (tensor_flags(p, t) & TF_MODEL_OUTPUT) {
         return 1;
     }
@@ -691,6 +692,16 @@ static int needed_after(const tgr_plan *p, uint32_t s, uint32_t t)
         if (stage_reads(p, later, t)) {
             return 1;
         }
+    }
+    return 0;
+}
+
+/* Needed directly, or through a pure reinterpretation inside stage s that is. */
+static int needed_after(const tgr_plan *p, uint32_t s, uint32_t t)
+{
+    uint32_t i;
+    if (needed_directly(p, s, t)) {
+        return 1;
     }
     for (i = 0; i < stage_ops_count(p, s); ++i) {
         uint32_t o = stage_op(p, s, i);
@@ -754,10 +765,13 @@ static tgr_status check_stage_io(const tgr_plan *p, uint32_t s, tgr_error *err)
                             s, t);
         }
     }
+    /* The compiler lists the start of an alias chain and what is read later, not the aliases in
+     * between (a Reshape of a Reshape of an output). */
     for (i = 0; i < stage_ops_count(p, s); ++i) {
         o = stage_op(p, s, i);
         for (k = 0; k < op_num_outputs(p, o); ++k) {
-            real += needed_after(p, s, op_output(p, o, k)) ? 1u : 0u;
+            uint32_t t = op_output(p, o, k);
+            real += (tgr_is_pure_reinterpretation(p, o) ? needed_directly(p, s, t) : needed_after(p, s, t)) ? 1u : 0u;
         }
     }
     if (real != stage_out_count(p, s)) {

@@ -15,9 +15,9 @@ enum {
     TILING_NONE = 0,      /* whole tensors only */
     TILING_POINTWISE = 1, /* output rows/cols map 1:1 onto input rows/cols */
     TILING_WINDOW = 2,    /* a sliding window described by the op's kernel/stride/pad fields */
-    TILING_SPATIAL = 3,   /* mask of the two modes above */
-    /* `run` also works on row bands (path_rows.c): a region's rows [0],[1) then select a band of
-     * the tensor's row axis (axis 0 of rank <= 2, else axis 1 under a batch of 1). */
+    TILING_RESAMPLE = 3,  /* Resize: output rows sample input rows (tgr_resize_input_rows); 1-D stripes */
+    TILING_SPATIAL = 3,   /* mask of the spatial modes above */
+    /* `run` also works on row bands (path_rows.c): see tgr_band_axis for the region encodings. */
     TILING_ROWS = 4
 };
 
@@ -86,6 +86,12 @@ tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_
 int tgr_stripe_operands(const tgr_plan *p, uint32_t o);
 /* Add, Sub, Mul, Max, Min, SquaredDifference, PRelu: two operands that broadcast. */
 int tgr_binary_elementwise(uint32_t opcode);
+
+/* Input rows [*first, *end) Resize op o reads for its output rows [r0, r1). */
+void tgr_resize_input_rows(const tgr_plan *p, uint32_t o, int32_t r0, int32_t r1, int32_t *first, int32_t *end);
+/* Input rows a stripe of `rows` output rows of Resize op o is budgeted (the compiler's bound,
+ * which the tile height is chosen by): taps + ceil((rows - 1) x scale) (+ 1 for nearest). */
+int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows);
 
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);

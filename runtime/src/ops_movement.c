@@ -14,7 +14,7 @@
  *   encodings differ; the sampling index is computed in float32 (kernels_movement.c).
  * - ResizeLinear interpolates in Q10 fixed point (equal quantization only).
  * Transpose, Concat, Split and Pad also run in row bands along an axis they leave alone
- * (TILING_ROWS, path_rows.c); Resize runs on whole tensors only.
+ * (TILING_ROWS, path_rows.c); Resize is the spatial op of 1-D stripes (TILING_RESAMPLE).
  */
 #include <math.h>
 
@@ -314,17 +314,64 @@ static tgr_status check_resize_nearest(const tgr_plan *p, uint32_t o, tgr_error 
     return tgr_check_rescale(p, o, in, out, err);
 }
 
+/* The output rows a stripe's region asks of Resize op o, and the input row its buffer starts at
+ * (1-D stripes: whole rows of full width). */
+static tgr_resize_rows stripe_rows(const tgr_plan *p, uint32_t o, const int32_t *region)
+{
+    tgr_resize_rows rows;
+    uint32_t out = op_output(p, o, 0);
+    rows.y0 = region != NULL ? region[4u * out] : 0;
+    rows.y1 = region != NULL ? region[4u * out + 1u] : tensor_dim(p, out, 1);
+    rows.in_row0 = region != NULL ? region[4u * op_input(p, o, 0)] : 0;
+    return rows;
+}
+
+void tgr_resize_input_rows(const tgr_plan *p, uint32_t o, int32_t r0, int32_t r1, int32_t *first, int32_t *end)
+{
+    const int32_t convention = (int32_t)op_rec(p, o)[12];
+    const int32_t in_h = tensor_dim(p, op_input(p, o, 0), 1);
+    const int32_t out_h = tensor_dim(p, op_output(p, o, 0), 1);
+    int32_t lo, hi;
+    if (op_type(p, o) == OP_RESIZE) {
+        *first = tgr_resize_nearest_index(convention, resize_scale(p, o, 1), in_h, out_h, r0);
+        *end = tgr_resize_nearest_index(convention, resize_scale(p, o, 1), in_h, out_h, r1 - 1) + 1;
+        return;
+    }
+    tgr_resize_bilinear_source(convention, in_h, out_h, r0, first, &hi);
+    tgr_resize_bilinear_source(convention, in_h, out_h, r1 - 1, &lo, &hi);
+    *end = hi + 1;
+}
+
+int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows)
+{
+    const int32_t in_h = tensor_dim(p, op_input(p, o, 0), 1);
+    const int32_t out_h = tensor_dim(p, op_output(p, o, 0), 1);
+    const int align = op_rec(p, o)[12] == 2u && out_h > 1;
+    const int64_t ni = align ? in_h - 1 : in_h;
+    const int64_t no = align ? out_h - 1 : out_h;
+    int64_t span;
+    if (op_type(p, o) == OP_RESIZE) {
+        /* float32 scale, as the kernel samples, widened to double for the product */
+        float scale = align ? (float)ni / (float)no : resize_scale(p, o, 1);
+        span = 1 + (rows > 1 ? (int64_t)ceil((double)(rows - 1) * (double)scale) + 1 : 0);
+    } else {
+        int64_t scale_10 = (1024 * ni + no / 2) / no; /* check_resize_bilinear refuses explicit scales */
+        span = 2 + (rows > 1 ? ((rows - 1) * scale_10 + 1023) / 1024 : 0);
+    }
+    return span < in_h ? (int32_t)span : in_h;
+}
+
 static void run_resize_nearest(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
     tgr_qparams qin = tgr_qparams_of(p, in);
     tgr_qparams qout = tgr_qparams_of(p, out);
-    (void)region;
+    tgr_resize_rows rows = stripe_rows(p, o, region);
     tgr_resize_nearest_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, in, 2), tensor_dim(p, in, 3),
                           tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_rec(p, o)[12],
-                          resize_scale(p, o, 1), resize_scale(p, o, 2), &qin, &qout, (const int8_t *)tensor_ptr[in],
-                          (int8_t *)tensor_ptr[out]);
+                          resize_scale(p, o, 1), resize_scale(p, o, 2), &qin, &qout, &rows,
+                          (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
 }
 
 /* ResizeLinear: only what was measured bit-exact (tests/ops/test_ops_movement.py). With
@@ -370,9 +417,9 @@ static void run_resize_bilinear(const tgr_plan *p, uint32_t o, uint8_t *const *t
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
-    (void)region;
+    tgr_resize_rows rows = stripe_rows(p, o, region);
     tgr_resize_bilinear_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, in, 2), tensor_dim(p, in, 3),
-                           tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_rec(p, o)[12],
+                           tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_rec(p, o)[12], &rows,
                            (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
 }
 
@@ -380,9 +427,9 @@ static const tgr_op_impl movement_family[] = {
     {13, TILING_POINTWISE | TILING_ROWS, check_concat, run_concat},
     {14, TILING_ROWS, check_pad, run_pad},
     {29, TILING_ROWS, check_transpose, run_transpose},
-    {30, TILING_NONE, check_resize_nearest, run_resize_nearest},
+    {30, TILING_RESAMPLE, check_resize_nearest, run_resize_nearest},
     {35, TILING_ROWS, check_split, run_split},
-    {36, TILING_NONE, check_resize_bilinear, run_resize_bilinear},
+    {36, TILING_RESAMPLE, check_resize_bilinear, run_resize_bilinear},
 };
 
 const tgr_op_impl *tgr_ops_movement(uint32_t opcode)

@@ -244,7 +244,7 @@ static int whole_operand(const tgr_plan *p, uint32_t stage, uint32_t o, uint32_t
     }
     stage_band(p, stage, &axis, &rows);
     return rows > 1 && axis < tensor_ndim(p, t) && tensor_dim(p, t, axis) == 1 &&
-           (tgr_op_tiling(op_type(p, o)) & TILING_POINTWISE) != 0u;
+           tgr_op_tiling(op_type(p, o)) == TILING_POINTWISE;
 }
 
 /* A region names a band of rank-4 tensor along H (rows) or W (cols), and of any other tensor only

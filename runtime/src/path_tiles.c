@@ -33,6 +33,7 @@ typedef struct tile_unit {
 } tile_unit;
 
 static int is_window_op(uint32_t type) { return tgr_op_tiling(type) == TILING_WINDOW; }
+static int is_resample_op(uint32_t type) { return tgr_op_tiling(type) == TILING_RESAMPLE; }
 
 /* Stride, window span and leading pad of op o along rows (cols = 0) or columns (cols = 1);
  * elementwise ops map rows 1:1. */
@@ -129,7 +130,8 @@ static uint32_t tile_footprint(const tgr_plan *p, const tile_unit *u, int32_t *r
             uint32_t x = op_input(p, o, k);
             int32_t need;
             op_axis(p, o, 0, &stride, &span, &pad);
-            need = input_length(y[ROW1], stride, span, u->chain);
+            need = is_resample_op(op_type(p, o)) ? tgr_resize_band_rows(p, o, y[ROW1])
+                                                 : input_length(y[ROW1], stride, span, u->chain);
             need = need < extent(p, x, 0) ? need : extent(p, x, 0);
             region[4u * x + ROW1] = need > region[4u * x + ROW1] ? need : region[4u * x + ROW1];
             op_axis(p, o, 1, &stride, &span, &pad);
@@ -180,6 +182,13 @@ static void tile_regions(const tgr_plan *p, const tile_unit *u, int32_t *region,
                 op_axis(p, o, axis, &stride, &span, &pad);
                 first = lo * stride - pad;
                 end = (hi - 1) * stride - pad + span;
+                if (is_resample_op(op_type(p, o))) { /* whole columns: 1-D stripes only */
+                    first = 0;
+                    end = extent(p, x, 1);
+                    if (axis == 0) {
+                        tgr_resize_input_rows(p, o, lo, hi, &first, &end);
+                    }
+                }
                 need[2 * axis] = first > 0 ? first : 0;
                 need[2 * axis + 1] = end < extent(p, x, axis) ? end : extent(p, x, axis);
                 if (extent(p, x, axis) == 1) {
@@ -490,8 +499,23 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
     uint32_t first_op = stage_op(p, first_stage, 0);
     uint32_t end_op = stage_op(p, last_stage, stage_ops_count(p, last_stage) - 1u) + 1u;
     uint32_t o, k, i, out0;
+    int resampled = 0;
     for (o = first_op; o < end_op; ++o) {
         uint32_t type = op_type(p, o);
+        /* As the compiler's Resize bands: one stage, nothing after the Resize that reads a second
+         * operand, no stage output before it. */
+        if (is_resample_op(type) && (first_stage != last_stage || resampled)) {
+            *why = "a Resize stripes only as the one spatial op of a single stage";
+            return 0;
+        }
+        for (k = first_op; is_resample_op(type) && k < o; ++k) {
+            resampled |= consumed_outside(p, op_output(p, k, 0), first_op, end_op);
+        }
+        if (resampled && (is_resample_op(type) || op_num_inputs(p, o) > 1u)) {
+            *why = "a Resize stripes only with pointwise ops that keep to its band";
+            return 0;
+        }
+        resampled |= is_resample_op(type);
         if ((tgr_op_tiling(type) & TILING_SPATIAL) == 0u) {
             *why = "an op of this kind cannot run in a tiled stage";
             return 0;

@@ -20,7 +20,8 @@ Where every column comes from (nothing here is typed in by hand):
   (``tgr_op_impl_of`` through ctypes), so a parser that misses a row fails instead of lying;
 * execution paths: the executor's path selection (``tgr_select_path`` in ``executor.c``)
   gives the set of paths; an op can take ``tiled``/``tiled_2d``/``chain`` when its tiling mode
-  is spatial (``tgr_stripe_capable`` refuses TILING_NONE), ``rows`` when it has TILING_ROWS
+  is spatial (``tgr_stripe_capable`` refuses TILING_NONE; TILING_RESAMPLE, Resize, only
+  ``tiled``), ``rows`` when it has TILING_ROWS
   (``tgr_rows_capable``), and ``by_input``/``transpose``/``reshape`` when the opcode is the one
   those single-op paths test for (``tgr_by_input_shape``, ``tgr_transpose_shape``,
   ``tgr_reshape_band_shape``). test_tflite_fixtures.py checks every path our runtime reports
@@ -63,8 +64,10 @@ REGENERATE = ".venv/bin/python tests/conformance/coverage.py --write"
 #: every execution path name, in the order the host ABI numbers them (tgr.h TGR_PATH_*)
 PATH_ORDER = ("normal", "tiled", "tiled_2d", "by_input", "transpose", "rows", "reshape", "chain", "control")
 
-TILING_POINTWISE, TILING_WINDOW, TILING_ROWS = 1, 2, 4
-TILING_BITS = {"TILING_NONE": 0, "TILING_POINTWISE": 1, "TILING_WINDOW": 2, "TILING_SPATIAL": 3, "TILING_ROWS": 4}
+TILING_POINTWISE, TILING_WINDOW, TILING_RESAMPLE, TILING_SPATIAL, TILING_ROWS = 1, 2, 3, 3, 4
+TILING_BITS = {"TILING_NONE": 0, "TILING_POINTWISE": 1, "TILING_WINDOW": 2, "TILING_RESAMPLE": 3,
+               "TILING_SPATIAL": 3, "TILING_ROWS": 4}
+SPATIAL_MODES = {TILING_POINTWISE: "POINTWISE", TILING_WINDOW: "WINDOW", TILING_RESAMPLE: "RESAMPLE"}
 
 # ----------------------------------------------------------------------------- the runtime's tables
 
@@ -194,7 +197,9 @@ def op_paths(opcode: int) -> tuple[str, ...]:
     if entry is None or entry.refuses:
         return ()
     paths = {"normal"}
-    if entry.tiling & (TILING_POINTWISE | TILING_WINDOW):
+    if entry.tiling & TILING_SPATIAL == TILING_RESAMPLE:
+        paths.add("tiled")  # Resize: 1-D stripes of a single stage only
+    elif entry.tiling & TILING_SPATIAL:
         paths |= {"tiled", "tiled_2d", "chain"}
     if entry.tiling & TILING_ROWS:
         paths.add("rows")
@@ -205,7 +210,8 @@ def op_paths(opcode: int) -> tuple[str, ...]:
 
 
 def tiling_text(entry: TableEntry) -> str:
-    names = [n for n, bit in (("POINTWISE", 1), ("WINDOW", 2), ("ROWS", 4)) if entry.tiling & bit]
+    names = [SPATIAL_MODES[entry.tiling & TILING_SPATIAL]] if entry.tiling & TILING_SPATIAL else []
+    names += ["ROWS"] if entry.tiling & TILING_ROWS else []
     return "+".join(names) if names else "NONE"
 
 
@@ -467,7 +473,8 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "* Tensors other than int8 (int32 indices, bool masks, float outputs) are refused at load.",
         "",
         "Paths per operator: `tiled` (row stripes), `tiled_2d` and `chain` need a spatial tiling mode "
-        "(TILING_POINTWISE/TILING_WINDOW), `rows` (row bands) needs TILING_ROWS, `by_input`, `transpose` and "
+        "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, takes `tiled` only), `rows` (row bands) needs "
+        "TILING_ROWS, `by_input`, `transpose` and "
         "`reshape` are single-op paths of one operator each; `normal` is every supported op's.",
         "",
         "## Operators",

@@ -49,7 +49,6 @@ _DTYPE_BOOL = "has dtype 9; this runtime executes int8 tensors only"     # bool 
 _DTYPE_INT32 = "has dtype 6; this runtime executes int8 tensors only"    # int32 indices / results
 _DTYPE_FLOAT = "has dtype 1; this runtime executes int8 tensors only"    # float outputs
 _STATE = "state variables and control-flow subgraphs are not supported"
-_ROW_BANDS = "an op of this kind cannot run in row bands"
 
 #: int8 fixture plan (256K) -> substring of our loader's refusal
 EXPECTED_REFUSALS: dict[str, str] = {
@@ -88,16 +87,6 @@ EXPECTED_REFUSALS: dict[str, str] = {
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the
 #: fixtures of EXPECTED_REFUSALS, which must be refused for the same reason at any budget)
 EXPECTED_TIGHT_REFUSALS: dict[str, str] = {
-    # Resize/ResizeLinear run on whole tensors only, while the reference streams them in stripes;
-    # ours has neither stripes nor row bands for them, which the refusal names
-    **{n: _ROW_BANDS for n in (
-        "resize_bilinear", "resize_bilinear_align_corners_down", "resize_bilinear_asymmetric",
-        "resize_bilinear_asymmetric_down", "resize_bilinear_half_pixel_down", "resize_nearest",
-        "resize_nearest_align_corners_down", "resize_nearest_asymmetric", "resize_nearest_asymmetric_down",
-        "resize_nearest_half_pixel_down")},
-    # our loader's stage bookkeeping check is stricter than the reference's: the 3/4-peak plan's
-    # stage 1 lists 4 outputs while 5 of its tensors are read later; the reference runs it
-    "lstm_unrolled": "stage 1 lists 4 outputs but 5 tensors leave it",
 }
 
 #: (fixture, variant) -> what differs from the reference; strict xfail

@@ -276,12 +276,7 @@ def compare_feeds(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0):
 
 
 def assert_same_as_reference(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0) -> None:
-    """Byte-identical outputs, peaks not above the reference's, equal counters and events.
-
-    One executor difference that is not these ops' business is tolerated: when a compaction
-    moves a buffer shared by an aliasing Reshape/Flatten pair, the reference names the source
-    tensor in the ``move`` event and our executor may name the alias (pools.c); the ``tensor``
-    of ``move`` events is therefore not compared (offsets and bytes are)."""
+    """Byte-identical outputs, peaks not above the reference's, equal counters and events."""
     from runtime.oracle import (assert_counters_equal, assert_outputs_identical, assert_peaks_not_above,
                                 first_event_difference)
 
@@ -289,12 +284,8 @@ def assert_same_as_reference(plan: Path, library: Path, n_inputs: int = 6, seed:
     assert_outputs_identical(cmp)
     assert_peaks_not_above(cmp)
     assert_counters_equal(cmp)
-
-    def normal(events):
-        return [dict(e, tensor=None) if e["kind"] == "move" else e for e in events]
-
     for c in cmp.inputs:
-        diff = first_event_difference(normal(c.reference.events), normal(c.ours.events))
+        diff = first_event_difference(c.reference.events, c.ours.events)
         assert diff is None, f"{cmp.describe()}: input {c.index}: {diff}"
 
 

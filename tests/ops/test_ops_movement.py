@@ -348,6 +348,33 @@ def test_resize_bilinear(size, mode: int, work: Path, lib: Path) -> None:
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 
+def _stage_paths(plan: Path) -> set[str]:
+    """Paths the reference takes for ``plan`` (from its trace)."""
+    from runtime.oracle import _traced_run, open_session
+
+    with open_session(plan, None) as ref:
+        feeds = {i["name"]: np.zeros(i["shape"], i["dtype"]) for i in ref.inputs}
+        return {e["path"] for e in _traced_run(ref, feeds).events if e["kind"] == "stage_begin"}
+
+
+@pytest.mark.parametrize("kind,mode,size", [("nearest", m, s) for m in (1, 2, 3) for s in NEAREST_SIZES[:4]]
+                         + [("linear", m, s) for m in (0, 1, 2) for s in LINEAR_SIZES[:4]], ids=str)
+def test_resize_in_row_stripes(kind: str, mode: int, size, work: Path, lib: Path) -> None:
+    """Resize then Relu compiled at half its whole-tensor peak: 1-D stripes (`tiled`) whose input
+    band is exactly the rows the sampling reads, sized by the compiler's row bound."""
+    ih, iw, oh, ow = size
+    shape = [1, 8, ih, iw]
+    resize = (_nearest(shape, mode, sizes=[1, 8, oh, ow]) if kind == "nearest"
+              else _linear(shape, mode, (oh, ow)))
+    model = graph(list(resize.graph.node) + [node("Relu", ["y"], ["z"])], {"x": shape}, list(resize.graph.initializer))
+    quant = {"x": (0.02, 3), "y": (0.02, 3), "z": (0.02, -128)}
+    name = f"resize_band_{kind}_{mode}_{ih}x{iw}_{oh}x{ow}"
+    whole = read_plan(plan_for(work, name, model, quant))
+    plan = plan_for(work, f"{name}_tight", model, quant, budget=str(max(whole["peak"], 1) // 2))
+    assert "tiled" in _stage_paths(plan)
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
 def test_resize_bilinear_requantizing_is_refused(work: Path, lib: Path) -> None:
     """The reference accepts it, but its rounding of the requantized interpolation was not pinned
     down (neither double nor float32 requantization of the Q20 value matches on tie-prone scale

@@ -545,7 +545,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
     lines += ["", "Plans our loader accepts at 256K but refuses when compiled tight (the reference runs them; "
               "`EXPECTED_TIGHT_REFUSALS`):", ""]
     lines += [f"* `{why}` ({len(names)}): {', '.join(f'`{n}`' for n in sorted(names))}"
-              for why, names in sorted(tight.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+              for why, names in sorted(tight.items(), key=lambda kv: (-len(kv[1]), kv[0]))] or ["* none"]
     by_reason: dict[str, list[str]] = defaultdict(list)
     for r in int8:
         if r.ours is not None:

@@ -201,17 +201,18 @@ static uint32_t count_window_ops(const tgr_plan *p, uint32_t stage)
     return count_spatial_ops(p, stage, TILING_WINDOW, TILING_RESAMPLE);
 }
 
-/* Whether a stage input or output is held channels-last (NHWC), where spatial stripes apply. */
-static int touches_nhwc(const tgr_plan *p, uint32_t stage)
+/* Whether a stage input or output is held channels-last (NHWC or NLC, not the model's own axis
+ * order), where spatial stripes apply. */
+static int touches_channels_last(const tgr_plan *p, uint32_t stage)
 {
     uint32_t i;
     for (i = 0; i < stage_in_count(p, stage); ++i) {
-        if (tgr_is_nhwc(p, stage_input(p, stage, i))) {
+        if (!tgr_model_order(p, stage_input(p, stage, i))) {
             return 1;
         }
     }
     for (i = 0; i < stage_out_count(p, stage); ++i) {
-        if (tgr_is_nhwc(p, stage_output(p, stage, i))) {
+        if (!tgr_model_order(p, stage_output(p, stage, i))) {
             return 1;
         }
     }
@@ -247,7 +248,7 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
         /* Like the reference, a stage with a row-band plan runs in row bands even when its
          * boundary tensors would fit together (measured on 15 conformance plans). */
         return axis == 1u && count_window_ops(p, stage) == 0u && tgr_rows_capable(p, stage, &stripe_why) &&
-                       !(touches_nhwc(p, stage) && tgr_stripe_capable(p, stage, stage, &stripe_why))
+                       !(touches_channels_last(p, stage) && tgr_stripe_capable(p, stage, stage, &stripe_why))
                    ? TGR_PATH_ROWS
                    : TGR_PATH_NORMAL;
     }
@@ -272,7 +273,7 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
      * stripes runs as stripes even when it could also be banded. A refusal names why the stage
      * cannot run in row bands when it has no window op, else why it cannot stripe. */
     if (count_window_ops(p, stage) == 0u && tgr_rows_capable(p, stage, why)) {
-        if (!(stripes && touches_nhwc(p, stage))) {
+        if (!(stripes && touches_channels_last(p, stage))) {
             return TGR_PATH_ROWS;
         }
     } else if (count_window_ops(p, stage) != 0u) {

@@ -78,11 +78,14 @@ static uint32_t op_stage(const tgr_plan *p, const tile_unit *u, uint32_t o)
     return stage;
 }
 
-static int32_t extent(const tgr_plan *p, uint32_t t, int cols) { return tensor_dim(p, t, cols ? 2u : 1u); }
+/* Stripes see a channels-last tensor as H x W x C: [1, H, W, C], or [1, L, C] with W = 1. */
+static int32_t width_of(const tgr_plan *p, uint32_t t) { return tensor_ndim(p, t) == 4u ? tensor_dim(p, t, 2) : 1; }
+static int32_t channels_of(const tgr_plan *p, uint32_t t) { return tensor_dim(p, t, tensor_ndim(p, t) - 1u); }
+static int32_t extent(const tgr_plan *p, uint32_t t, int cols) { return cols ? width_of(p, t) : tensor_dim(p, t, 1); }
 
 static uint32_t region_bytes(const tgr_plan *p, uint32_t t, const int32_t *r)
 {
-    return (uint32_t)(r[ROW1] - r[ROW0]) * (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3);
+    return (uint32_t)(r[ROW1] - r[ROW0]) * (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, t);
 }
 
 static void clear_unit_regions(const tgr_plan *p, const tile_unit *u, int32_t *region)
@@ -225,7 +228,7 @@ static void copy_rect(uint8_t *dst, uint32_t dst_stride, const uint8_t *src, uin
 static uint32_t offset_in(const tgr_plan *p, uint32_t t, const int32_t *have, int32_t row, int32_t col)
 {
     return ((uint32_t)(row - have[ROW0]) * (uint32_t)(have[COL1] - have[COL0]) + (uint32_t)(col - have[COL0])) *
-           (uint32_t)tensor_dim(p, t, 3);
+           (uint32_t)channels_of(p, t);
 }
 
 /* ---- the engine ---------------------------------------------------------------------------- */
@@ -271,7 +274,7 @@ static void roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, const u
     const int32_t r1 = r[ROW1];
     const int32_t kept0 = s->held[2u * y];
     const int32_t kept1 = s->held[2u * y + 1u];
-    const uint32_t row = (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, y, 3);
+    const uint32_t row = (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, y);
     const uint32_t stage = op_stage(p, u, o);
     uint8_t *const buffer = s->tensor_ptr[y];
     int32_t overlap = 0;
@@ -312,15 +315,14 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
         uint32_t t = stage_input(p, u->first_stage, i);
         const int32_t *r = region + 4u * t;
         uint32_t bytes = region_bytes(p, t, r);
-        uint32_t row_stride = (uint32_t)tensor_dim(p, t, 2) * (uint32_t)tensor_dim(p, t, 3);
-        uint32_t src = ((uint32_t)r[ROW0] * (uint32_t)tensor_dim(p, t, 2) + (uint32_t)r[COL0]) *
-                       (uint32_t)tensor_dim(p, t, 3);
+        uint32_t row_stride = (uint32_t)width_of(p, t) * (uint32_t)channels_of(p, t);
+        uint32_t src = ((uint32_t)r[ROW0] * (uint32_t)width_of(p, t) + (uint32_t)r[COL0]) * (uint32_t)channels_of(p, t);
         if (!tgr_place_bytes(s, TGR_POOL_FAST, t, bytes, s->fast.size, u->first_stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile input does not fit the fast arena", u->first_stage);
         }
-        copy_rect(s->tensor_ptr[t], (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3),
+        copy_rect(s->tensor_ptr[t], (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, t),
                   m->in[i].ptr + src, row_stride, r[ROW1] - r[ROW0],
-                  (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)tensor_dim(p, t, 3));
+                  (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, t));
         s->counters.load_bytes += bytes;
         tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, u->first_stage, t, NONE16,
                         (uint32_t)(s->tensor_ptr[t] - s->fast.base), (uint32_t)(m->in[i].ptr - s->slow.base) + src,
@@ -352,12 +354,12 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
     }
     for (i = 0; i < stage_out_count(p, u->last_stage); ++i) {
         uint32_t t = stage_output(p, u->last_stage, i);
-        uint32_t channels = (uint32_t)tensor_dim(p, t, 3);
+        uint32_t channels = (uint32_t)channels_of(p, t);
         uint32_t width = (uint32_t)(tile[COL1] - tile[COL0]) * channels;
-        uint32_t dst = ((uint32_t)tile[ROW0] * (uint32_t)tensor_dim(p, t, 2) + (uint32_t)tile[COL0]) * channels;
+        uint32_t dst = ((uint32_t)tile[ROW0] * (uint32_t)width_of(p, t) + (uint32_t)tile[COL0]) * channels;
         const int32_t *have = region + 4u * t;
         uint32_t bytes = width * (uint32_t)(tile[ROW1] - tile[ROW0]);
-        copy_rect(m->out[i].ptr + dst, (uint32_t)tensor_dim(p, t, 2) * channels,
+        copy_rect(m->out[i].ptr + dst, (uint32_t)width_of(p, t) * channels,
                   s->tensor_ptr[t] + offset_in(p, t, have, tile[ROW0], tile[COL0]),
                   (uint32_t)(have[COL1] - have[COL0]) * channels, tile[ROW1] - tile[ROW0], width);
         s->counters.spill_bytes += bytes;
@@ -470,9 +472,12 @@ tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_
 
 /* ---- load-time checks ------------------------------------------------------------------ */
 
-static int nhwc_batch1(const tgr_plan *p, uint32_t t)
+/* [1, H, W, C], or [1, L, C] (only pointwise ops read those: no window kernel takes rank 3). */
+static int nhwc_batch1(const tgr_plan *p, uint32_t o, uint32_t t)
 {
-    return tensor_ndim(p, t) == 4u && !(tensor_flags(p, t) & TF_LINEAR) && tensor_dim(p, t, 0) == 1;
+    uint32_t rank = tensor_ndim(p, t);
+    return (rank == 4u || (rank == 3u && tgr_op_tiling(op_type(p, o)) == TILING_POINTWISE && op_type(p, o) != OP_CONCAT)) &&
+           !(tensor_flags(p, t) & TF_LINEAR) && tensor_dim(p, t, 0) == 1;
 }
 
 static int consumed_outside(const tgr_plan *p, uint32_t t, uint32_t first_op, uint32_t end_op)
@@ -528,12 +533,12 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
             *why = "a Concat runs in stripes only along channels";
             return 0;
         }
-        if (op_num_outputs(p, o) != 1u || !nhwc_batch1(p, op_output(p, o, 0))) {
+        if (op_num_outputs(p, o) != 1u || !nhwc_batch1(p, o, op_output(p, o, 0))) {
             *why = "tiled stages need single-output ops on channels-last tensors of batch 1";
             return 0;
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
-            if (!nhwc_batch1(p, op_input(p, o, k))) {
+            if (!nhwc_batch1(p, o, op_input(p, o, k))) {
                 *why = "tiled stages need channels-last tensors of batch 1";
                 return 0;
             }
@@ -564,7 +569,7 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
     out0 = stage_output(p, last_stage, 0);
     for (i = 1; i < stage_out_count(p, last_stage); ++i) {
         uint32_t t = stage_output(p, last_stage, i);
-        if (tensor_dim(p, t, 1) != tensor_dim(p, out0, 1) || tensor_dim(p, t, 2) != tensor_dim(p, out0, 2)) {
+        if (extent(p, t, 0) != extent(p, out0, 0) || extent(p, t, 1) != extent(p, out0, 1)) {
             *why = "the outputs of a tiled unit differ in height or width";
             return 0;
         }

@@ -95,8 +95,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
 
 #: (fixture, variant) -> why our event trace differs (outputs and peaks still checked as above)
 KNOWN_EVENT_DIFFERENCES: dict[tuple[str, str], str] = {
-    **{(n, "tight"): "a rank-3 channels-last (length-major) stage: the reference runs it in stripes, ours in row "
-                     "bands of the same size" for n in ("hard_swish_offset", "hard_swish_wide")},
 }
 
 N_GENERATED = 2          # inputs generated per plan on top of the fixture's own (at least 3 in all)

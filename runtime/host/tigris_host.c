@@ -33,6 +33,7 @@ struct tigris_host {
     uint32_t trace_capacity;
     uint32_t trace_count;
     tgr_error error;
+    int arena_refused;            /* session init found the slow arena too small: every run says so */
 };
 
 /* create() has no handle to hold its message when it fails; one buffer per thread does. */
@@ -116,10 +117,17 @@ const char *tigris_host_create(const void *plan, uint32_t plan_size, uint32_t sl
         tigris_host_destroy(h);
         return fail_create("out of host memory");
     }
-    if (tgr_session_init(&h->session, &h->plan, h->fast, h->fast_capacity, h->slow, h->slow_capacity,
-                         h->workspace, workspace_bytes, &err) != TGR_OK) {
+    switch (tgr_session_init(&h->session, &h->plan, h->fast, h->fast_capacity, h->slow, h->slow_capacity,
+                             h->workspace, workspace_bytes, &h->error)) {
+    case TGR_OK:
+        break;
+    case TGR_ERR_ARENA:
+        /* The reference creates the handle and fails each run on a too small slow capacity. */
+        h->arena_refused = 1;
+        break;
+    default:
         tigris_host_destroy(h);
-        return fail_create(err.message);
+        return fail_create(h->error.message);
     }
     *handle = h;
     return NULL;
@@ -184,6 +192,9 @@ const char *tigris_host_run(void *handle, void **inputs, uint32_t *input_sizes, 
         return "invalid handle";
     }
     h->trace_count = 0u;
+    if (h->arena_refused) {
+        return h->error.message;
+    }
     tgr_session_set_trace(&h->session, h->trace_events != NULL ? record_event : NULL, h);
     if (tgr_run(&h->session, (const void *const *)inputs, input_sizes, n_inputs, (void *const *)outputs,
                 output_sizes, n_outputs, &h->error) != TGR_OK) {

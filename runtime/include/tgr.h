@@ -174,6 +174,7 @@ typedef struct tgr_session {
     int32_t *region;              /* per tensor: rows [0],[1) and cols [2],[3) held by its buffer */
     int32_t *held;                /* per tensor: rows a line buffer kept from the previous tile */
     uint32_t workspace_bytes;
+    uint32_t rehearsing;          /* tgr_session_init's allocation-only run: no kernels */
     tgr_counters counters;
     tgr_trace_fn trace;
     void *trace_user;
@@ -201,7 +202,10 @@ uint32_t tgr_fast_arena_required(const tgr_plan *plan);
 uint32_t tgr_workspace_required(const tgr_plan *plan);
 
 /* Bind a loaded plan to caller memory. Arenas need not be aligned; the usable part starts at
- * the first TGR_TENSOR_ALIGN boundary. */
+ * the first TGR_TENSOR_ALIGN boundary. Allocation does not depend on the data, so this rehearses
+ * one inference's loads, spills and allocations without running a kernel: arenas the plan does
+ * not fit (a stage's band or a slow allocation) are refused here (TGR_ERR_ARENA), never halfway
+ * through tgr_run. */
 tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan,
                             void *fast, uint32_t fast_bytes, void *slow, uint32_t slow_bytes,
                             void *workspace, uint32_t workspace_bytes, tgr_error *err);

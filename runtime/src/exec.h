@@ -23,6 +23,8 @@ tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err);
 
 /* Give tensor t its whole size in slow memory (compacting once if needed). */
 tgr_status tgr_place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error *err);
+/* Run op o's kernel on the session's buffers, unless the session is rehearsing (session init). */
+void tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t *weights);
 
 /* Each path gets `weights[k]`: where the weights of the unit's k-th stage are (exec.c). */
 tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,

@@ -17,6 +17,8 @@
 
 /* ---- sessions ------------------------------------------------------------------------------ */
 
+static tgr_status execute(tgr_session *s, const void *const *inputs, void *const *outputs, tgr_error *err);
+
 tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fast, uint32_t fast_bytes,
                             void *slow, uint32_t slow_bytes, void *workspace, uint32_t workspace_bytes,
                             tgr_error *err)
@@ -24,6 +26,7 @@ tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fa
     uintptr_t ws = (uintptr_t)workspace;
     uint32_t skip;
     uint32_t need;
+    tgr_status st;
     if (session == NULL || plan == NULL || plan->data == NULL || fast == NULL || slow == NULL ||
         workspace == NULL) {
         return tgr_fail(err, TGR_ERR_ARGUMENT, "session, loaded plan, arenas and workspace are required");
@@ -53,7 +56,13 @@ tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fa
     session->last_use = (uint16_t *)(session->tensor_alloc + plan->num_tensors);
     session->origin = session->last_use + plan->num_tensors;
     session->workspace_bytes = tgr_workspace_required(plan);
-    return TGR_OK;
+    session->rehearsing = 1u;
+    st = execute(session, NULL, NULL, err);
+    session->rehearsing = 0u;
+    memset(&session->counters, 0, sizeof session->counters);
+    tgr_pool_clear(&session->fast);
+    tgr_pool_clear(&session->slow);
+    return st;
 }
 
 void tgr_session_set_trace(tgr_session *session, tgr_trace_fn fn, void *user)
@@ -392,23 +401,14 @@ static tgr_status check_buffers(const tgr_plan *p, int is_output, const void *co
     return TGR_OK;
 }
 
-tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *input_bytes, uint32_t num_inputs,
-                   void *const *outputs, const uint32_t *output_bytes, uint32_t num_outputs, tgr_error *err)
+/* One pass over the stages; while rehearsing, inputs and outputs are NULL and not converted. */
+static tgr_status execute(tgr_session *s, const void *const *inputs, void *const *outputs, tgr_error *err)
 {
-    const tgr_plan *p;
+    const tgr_plan *p = s->plan;
+    const uint32_t num_inputs = tgr_plan_io_count(p, 0);
+    const uint32_t num_outputs = tgr_plan_io_count(p, 1);
     uint32_t i, stage;
     tgr_status st;
-    if (s == NULL || s->plan == NULL) {
-        return tgr_fail(err, TGR_ERR_ARGUMENT, "session is not initialised");
-    }
-    p = s->plan;
-    st = check_buffers(p, 0, inputs, input_bytes, num_inputs, err);
-    if (st == TGR_OK) {
-        st = check_buffers(p, 1, (const void *const *)outputs, output_bytes, num_outputs, err);
-    }
-    if (st != TGR_OK) {
-        return st;
-    }
     tgr_pool_clear(&s->fast);
     tgr_pool_clear(&s->slow);
     memset(&s->counters, 0, sizeof s->counters);
@@ -423,7 +423,9 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
         if (st != TGR_OK) {
             return st;
         }
-        convert_in(p, t, (const uint8_t *)inputs[i], (int8_t *)s->tensor_ptr[t]);
+        if (inputs != NULL) {
+            convert_in(p, t, (const uint8_t *)inputs[i], (int8_t *)s->tensor_ptr[t]);
+        }
     }
     for (stage = 0; stage < p->num_stages; ++stage) {
         uint32_t limit = tgr_unit_limit(p, stage, s->fast.size, s->fast.floor);
@@ -445,10 +447,31 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
         tgr_fast_release(s, last);
         tgr_emit(s, TGR_EV_STAGE_END, TGR_POOL_NONE, stage, NONE16, NONE16, 0u, 0u, 0u);
     }
-    for (i = 0; i < num_outputs; ++i) {
+    for (i = 0; i < num_outputs && outputs != NULL; ++i) {
         uint32_t t = model_io_tensor(p, p->num_inputs + i);
         convert_out(p, t, (const int8_t *)s->tensor_ptr[t], (uint8_t *)outputs[i]);
     }
     tgr_fast_reset(s, NONE16);
     return TGR_OK;
+}
+
+tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *input_bytes, uint32_t num_inputs,
+                   void *const *outputs, const uint32_t *output_bytes, uint32_t num_outputs, tgr_error *err)
+{
+    tgr_status st;
+    if (s == NULL || s->plan == NULL) {
+        return tgr_fail(err, TGR_ERR_ARGUMENT, "session is not initialised");
+    }
+    st = check_buffers(s->plan, 0, inputs, input_bytes, num_inputs, err);
+    if (st == TGR_OK) {
+        st = check_buffers(s->plan, 1, (const void *const *)outputs, output_bytes, num_outputs, err);
+    }
+    return st == TGR_OK ? execute(s, inputs, outputs, err) : st;
+}
+
+void tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t *weights)
+{
+    if (!s->rehearsing) {
+        tgr_dispatch(s->plan, o, s->tensor_ptr, region, weights);
+    }
 }

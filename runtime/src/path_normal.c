@@ -104,7 +104,7 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
                     }
                 }
             }
-            tgr_dispatch(p, o, s->tensor_ptr, NULL, weights[0]);
+            tgr_run_op(s, o, NULL, weights[0]);
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {

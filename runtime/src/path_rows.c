@@ -455,7 +455,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
                     return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
                 }
             }
-            tgr_dispatch(p, o, s->tensor_ptr, s->region, weights[0]);
+            tgr_run_op(s, o, s->region, weights[0]);
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         }
         for (i = 0; i < stage_out_count(p, stage); ++i) {

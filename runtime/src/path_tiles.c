@@ -289,7 +289,7 @@ static void roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, const u
     if (r0 + overlap < r1) {
         r[ROW0] = r0 + overlap;
         s->tensor_ptr[y] = buffer + (uint32_t)overlap * row;
-        tgr_dispatch(p, o, s->tensor_ptr, s->region, weights[stage - u->first_stage]);
+        tgr_run_op(s, o, s->region, weights[stage - u->first_stage]);
         s->tensor_ptr[y] = buffer;
         r[ROW0] = r0;
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
@@ -347,7 +347,7 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile of tensor %u does not fit the fast arena",
                             u->first_stage, y);
         }
-        tgr_dispatch(p, o, s->tensor_ptr, region, weights[op_stage(p, u, o) - u->first_stage]);
+        tgr_run_op(s, o, region, weights[op_stage(p, u, o) - u->first_stage]);
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, op_stage(p, u, o), NONE16, o, 0u, 0u, 0u);
         s->held[2u * y] = region[4u * y + ROW0];
         s->held[2u * y + 1u] = region[4u * y + ROW1];

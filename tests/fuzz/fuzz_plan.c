@@ -18,9 +18,10 @@
  *   - an accepted load leaves err.status == TGR_OK and an empty message;
  *   - interface queries agree with the plan (bytes = elements x dtype size, rank <= 8);
  *   - a run never reports a fast peak above the fast arena or a slow peak above the slow arena;
- *   - a run fails only with TGR_ERR_ARENA (never TGR_ERR_EXEC on a loaded plan), and a fast
- *     arena smaller than tgr_fast_arena_required() or a short workspace is refused by
- *     tgr_session_init() with TGR_ERR_ARENA before anything runs;
+ *   - arenas fail only with TGR_ERR_ARENA, and only in tgr_session_init(), which rehearses the
+ *     run's allocations: a fast arena smaller than tgr_fast_arena_required(), a short workspace
+ *     or a slow arena the run would outgrow is refused there, and a run after a successful
+ *     init never fails;
  *   - every successful run of the same plan and inputs gives the same output bytes, whatever
  *     the arenas' previous contents, alignment, fast size above the requirement or slow size.
  * Reads and writes outside any buffer (plan, inputs, outputs, arenas, workspace, trace) are
@@ -310,6 +311,7 @@ static tgr_status run_direct(const tgr_plan *plan, io_set *io, uint32_t fast_byt
         outputs_poison(io, poison);
         st = tgr_run(&session, (const void *const *)io->buf[0], io->bytes[0], io->count[0],
                      (void *const *)io->buf[1], io->bytes[1], io->count[1], err);
+        CHECK(st == TGR_OK, "session init accepted the arenas, then the run failed: %s", err->message);
         CHECK(session.fast.peak <= session.fast.size, "fast peak %u above the usable fast arena %u",
               session.fast.peak, session.fast.size);
         CHECK(session.slow.peak <= session.slow.size, "slow peak %u above the usable slow arena %u",

@@ -192,28 +192,19 @@ def test_null_and_overlapping_arenas_are_argument_errors(api) -> None:
 
 # ----------------------------------------------------------------------------- slow arena
 
-TRACE_FN = ct.CFUNCTYPE(None, ct.c_void_p, ct.POINTER(ct.c_uint8))
-TGR_EV_OP = 10
-
-
 @pytest.mark.parametrize("slow", [0, 1, 32, 64])
-def test_empty_or_tiny_slow_arena_refused_before_any_op(slow: int, api) -> None:
+def test_empty_or_tiny_slow_arena_refused_at_session_init(slow: int, api) -> None:
+    """Session init rehearses the run's allocations, so no kernel ever runs on an arena that
+    cannot finish the inference."""
     a = api("ds_cnn_20K")
-    st, msg, keep = a.session(a.need_fast, slow=slow)
-    assert st == TGR_OK, msg
-    kinds: list[int] = []
-    callback = TRACE_FN(lambda user, event: kinds.append(event[0]))  # byte 0 of the event: its kind
-    a.lib.tgr_session_set_trace.argtypes = [ct.c_void_p, TRACE_FN, ct.c_void_p]
-    a.lib.tgr_session_set_trace(keep[0], callback, None)
-    a.poison_outputs(0xA5)
-    st, msg = a.run(keep)
+    st, msg, _ = a.session(a.need_fast, slow=slow)
     assert st == TGR_ERR_ARENA and msg.startswith("slow arena too small: tensor "), msg
-    assert TGR_EV_OP not in kinds, f"an op ran before the slow arena was found too small: {kinds}"
-    assert all(b == b"\xa5" * len(b) for b in a.output_bytes()), "a failed run wrote the outputs"
 
 
 @pytest.mark.parametrize("name", sorted(PLANS))
-def test_slow_arena_sweep_gives_the_result_or_an_arena_error(name: str, api) -> None:
+def test_slow_arena_sweep_gives_the_result_or_an_init_refusal(name: str, api) -> None:
+    """Every slow size from 0 to the host default: session init refuses it (TGR_ERR_ARENA), or the
+    run succeeds with the large arena's outputs. A run never fails halfway."""
     a = api(name)
     big = a.default_slow()
     st, msg, keep = a.session(a.need_fast, slow=big)
@@ -224,28 +215,24 @@ def test_slow_arena_sweep_gives_the_result_or_an_arena_error(name: str, api) -> 
     ok = refused = 0
     for slow in list(range(0, big, step)) + [big]:
         st, msg, keep = a.session(a.need_fast, slow=slow)
-        assert st == TGR_OK, msg
-        a.poison_outputs(0x5A)
-        st, msg = a.run(keep)
-        if st == TGR_OK:
-            assert a.output_bytes() == expected, f"slow arena of {slow} bytes: run succeeded with other outputs"
-            ok += 1
-        else:
+        if st != TGR_OK:
             assert st == TGR_ERR_ARENA and msg.startswith("slow arena too small"), (slow, st, msg)
-            assert all(b == b"\x5a" * len(b) for b in a.output_bytes()), f"slow {slow}: failed run wrote outputs"
             refused += 1
+            continue
+        a.poison_outputs(0x5A)
+        assert a.run(keep) == (TGR_OK, ""), f"slow arena of {slow} bytes: accepted at init, failed in the run"
+        assert a.output_bytes() == expected, f"slow arena of {slow} bytes: run succeeded with other outputs"
+        ok += 1
     assert ok and refused, (ok, refused)
 
 
 def test_inverted_residual_slow_arena_between_one_and_two_tensors(api) -> None:
     """The fuzzer's finding: stage 0 spills its output (2048 bytes) while stage input 0 (2048
     bytes, read again by the Add of stage 1) is in slow memory. 2048..4095 bytes cannot hold
-    both: TGR_ERR_ARENA, where the run used to succeed with the input overwritten."""
+    both: refused with TGR_ERR_ARENA, where the run used to succeed with the input overwritten."""
     a = api("inverted_residual_17K")
     for slow in (2048, 3000, 4064):
-        st, msg, keep = a.session(a.need_fast, slow=slow)
-        assert st == TGR_OK, msg
-        st, msg = a.run(keep)
+        st, msg, _ = a.session(a.need_fast, slow=slow)
         assert st == TGR_ERR_ARENA and msg.startswith("slow arena too small"), (slow, msg)
 
 

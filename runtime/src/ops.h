@@ -95,5 +95,9 @@ int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows);
 
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);
+/* "op N (Name): what is not supported by this runtime" as a TGR_ERR_UNSUPPORTED failure. */
+tgr_status tgr_unsupported_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);
+/* No fused activation: the encoding ops without an activation of their own must carry. */
+int tgr_neutral_activation(const op_spatial *sp);
 
 #endif /* TGR_OPS_H */

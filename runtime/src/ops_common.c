@@ -197,3 +197,14 @@ tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char 
 {
     return tgr_fail(err, TGR_ERR_OP, "op %u (%s): %s", o, tgr_op_name(op_type(p, o)), what);
 }
+
+tgr_status tgr_unsupported_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
+{
+    return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): %s is not supported by this runtime", o,
+                    tgr_op_name(op_type(p, o)), what);
+}
+
+int tgr_neutral_activation(const op_spatial *sp)
+{
+    return sp->fused_act == ACT_NONE && sp->act_min == -128 && sp->act_max == 127;
+}

@@ -9,12 +9,6 @@
 #include "kernels_data.h"
 #include "ops.h"
 
-static tgr_status unsupported(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
-{
-    return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): %s is not supported by this runtime", o,
-                    tgr_op_name(op_type(p, o)), what);
-}
-
 static tgr_status check_matmul(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     uint32_t a = op_input(p, o, 0);
@@ -27,11 +21,11 @@ static tgr_status check_matmul(const tgr_plan *p, uint32_t o, tgr_error *err)
     op_decode(p, o, &sp);
     if (rank < 2u || tensor_ndim(p, a) != rank || tensor_ndim(p, b) != rank || !tgr_model_order(p, a) ||
         !tgr_model_order(p, b) || !tgr_model_order(p, y)) {
-        return unsupported(err, p, o, "operands of different ranks or in channels-last order");
+        return tgr_unsupported_op(err, p, o, "operands of different ranks or in channels-last order");
     }
     for (k = 0; k + 2u < rank; ++k) {
         if (tensor_dim(p, a, k) != tensor_dim(p, y, k) || tensor_dim(p, b, k) != tensor_dim(p, y, k)) {
-            return unsupported(err, p, o, "a broadcast batch axis");
+            return tgr_unsupported_op(err, p, o, "a broadcast batch axis");
         }
     }
     if (tensor_dim(p, a, rank - 2u) != tensor_dim(p, y, rank - 2u) || tensor_dim(p, b, rank - 1u) != tensor_dim(p, y, rank - 1u) ||
@@ -40,7 +34,7 @@ static tgr_status check_matmul(const tgr_plan *p, uint32_t o, tgr_error *err)
     }
     /* |a - zp| and |b - zp| are at most 255: beyond 33025 terms the int32 sum could wrap. */
     if (tensor_dim(p, a, rank - 1u) > 33025) {
-        return unsupported(err, p, o, "an inner dimension above 33025");
+        return tgr_unsupported_op(err, p, o, "an inner dimension above 33025");
     }
     if (quant_channels(p, q) != 1u || !tgr_valid_pair(rd_i32(quant_multipliers(p, q)), rd_i32(quant_shifts(p, q)))) {
         return tgr_bad_op(err, p, o, "output requantization is not one valid multiplier/shift pair");
@@ -49,7 +43,7 @@ static tgr_status check_matmul(const tgr_plan *p, uint32_t o, tgr_error *err)
         return tgr_bad_op(err, p, o, "carries a constant operand");
     }
     if (sp.fused_act != ACT_NONE || sp.act_min != -128 || sp.act_max != 127) {
-        return unsupported(err, p, o, "a fused activation");
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return TGR_OK;
 }

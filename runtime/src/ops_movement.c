@@ -21,18 +21,6 @@
 #include "kernels_data.h"
 #include "ops.h"
 
-static tgr_status unsupported(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
-{
-    return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): %s is not supported by this runtime", o,
-                    tgr_op_name(op_type(p, o)), what);
-}
-
-/* The activation fields of these ops carry no meaning; only the neutral encoding is executed. */
-static int neutral_activation(const op_spatial *sp)
-{
-    return sp->fused_act == ACT_NONE && sp->act_min == -128 && sp->act_max == 127;
-}
-
 /* ---- Transpose ------------------------------------------------------------------------------- */
 
 static tgr_status check_transpose(const tgr_plan *p, uint32_t o, tgr_error *err)
@@ -56,8 +44,8 @@ static tgr_status check_transpose(const tgr_plan *p, uint32_t o, tgr_error *err)
             return tgr_bad_op(err, p, o, "output extents are not the permuted input extents");
         }
     }
-    if (!neutral_activation(&sp)) {
-        return unsupported(err, p, o, "a fused activation");
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return TGR_OK;
 }
@@ -102,8 +90,8 @@ static tgr_status check_pieces(const tgr_plan *p, uint32_t o, uint32_t whole, ui
     if (along != tensor_dim(p, whole, sp.kernel_h)) {
         return tgr_bad_op(err, p, o, "piece extents do not add up along the axis");
     }
-    if (!neutral_activation(&sp)) {
-        return unsupported(err, p, o, "a fused activation");
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return TGR_OK;
 }
@@ -138,10 +126,10 @@ static tgr_status check_concat(const tgr_plan *p, uint32_t o, tgr_error *err)
     uint32_t k;
     op_decode(p, o, &sp);
     if (sp.weight_idx != NONE16) {
-        return unsupported(err, p, o, "a constant operand");
+        return tgr_unsupported_op(err, p, o, "a constant operand");
     }
     if (op_num_inputs(p, o) > TGR_MAX_STAGE_IO) {
-        return unsupported(err, p, o, "more than 16 inputs");
+        return tgr_unsupported_op(err, p, o, "more than 16 inputs");
     }
     st = check_pieces(p, o, op_output(p, o, 0), op_num_inputs(p, o), 0, err);
     for (k = 0; k < op_num_inputs(p, o) && st == TGR_OK; ++k) {
@@ -174,12 +162,12 @@ static tgr_status check_split(const tgr_plan *p, uint32_t o, tgr_error *err)
     uint32_t in = op_input(p, o, 0);
     uint32_t k;
     if (op_num_outputs(p, o) > TGR_MAX_STAGE_IO) {
-        return unsupported(err, p, o, "more than 16 outputs");
+        return tgr_unsupported_op(err, p, o, "more than 16 outputs");
     }
     for (k = 0; k < op_num_outputs(p, o); ++k) {
         if (!tgr_same_qparams(p, in, op_output(p, o, k))) {
             /* The reference refuses these plans too. */
-            return unsupported(err, p, o, "an output quantized differently from the input");
+            return tgr_unsupported_op(err, p, o, "an output quantized differently from the input");
         }
     }
     /* The optional constant operand holds the split sizes (float32); the output shapes say the
@@ -229,10 +217,10 @@ static tgr_status check_pad(const tgr_plan *p, uint32_t o, tgr_error *err)
         return tgr_bad_op(err, p, o, "fill value is not one int8 element");
     }
     if (!tgr_same_qparams(p, in, out)) {
-        return unsupported(err, p, o, "padding with requantization");
+        return tgr_unsupported_op(err, p, o, "padding with requantization");
     }
-    if (!neutral_activation(&sp)) {
-        return unsupported(err, p, o, "a fused activation");
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return TGR_OK;
 }
@@ -285,12 +273,12 @@ static tgr_status check_resize_nearest(const tgr_plan *p, uint32_t o, tgr_error 
     op_decode(p, o, &sp);
     if (!tgr_is_nhwc(p, in) || !tgr_is_nhwc(p, out) || tensor_dim(p, in, 0) != tensor_dim(p, out, 0) ||
         tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
-        return unsupported(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
+        return tgr_unsupported_op(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
     }
     if (sp.kernel_h < 1u || sp.kernel_h > 3u) {
         /* Conventions 1-3 were measured; 0 (half_pixel without the nearest rounding) never
          * appeared for a nearest resize. */
-        return unsupported(err, p, o, "this sampling convention");
+        return tgr_unsupported_op(err, p, o, "this sampling convention");
     }
     for (k = 1; k <= 2u; ++k) {
         uint32_t factor = k == 1u ? sp.stride_h : sp.stride_w;
@@ -308,8 +296,8 @@ static tgr_status check_resize_nearest(const tgr_plan *p, uint32_t o, tgr_error 
             return tgr_bad_op(err, p, o, "explicit scale disagrees with the extents");
         }
     }
-    if (!neutral_activation(&sp)) {
-        return unsupported(err, p, o, "a fused activation");
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return tgr_check_rescale(p, o, in, out, err);
 }
@@ -387,16 +375,16 @@ static tgr_status check_resize_bilinear(const tgr_plan *p, uint32_t o, tgr_error
     op_decode(p, o, &sp);
     if (!tgr_is_nhwc(p, in) || !tgr_is_nhwc(p, out) || tensor_dim(p, in, 0) != tensor_dim(p, out, 0) ||
         tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
-        return unsupported(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
+        return tgr_unsupported_op(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
     }
     if (sp.kernel_h > 2u) {
-        return unsupported(err, p, o, "this sampling convention");
+        return tgr_unsupported_op(err, p, o, "this sampling convention");
     }
     if (tgr_attr_find(p, o, ATTR_RESIZE_SCALES, NULL) != NULL) {
-        return unsupported(err, p, o, "bilinear resizing with explicit non-integer scales");
+        return tgr_unsupported_op(err, p, o, "bilinear resizing with explicit non-integer scales");
     }
     if (!tgr_same_qparams(p, in, out)) {
-        return unsupported(err, p, o, "bilinear resizing with requantization");
+        return tgr_unsupported_op(err, p, o, "bilinear resizing with requantization");
     }
     for (k = 1; k <= 2u; ++k) {
         uint32_t factor = k == 1u ? sp.stride_h : sp.stride_w;
@@ -404,11 +392,11 @@ static tgr_status check_resize_bilinear(const tgr_plan *p, uint32_t o, tgr_error
             return tgr_bad_op(err, p, o, "integer scale factors disagree with the extents");
         }
         if (tensor_dim(p, in, k) > 65535 || tensor_dim(p, out, k) > 65535) {
-            return unsupported(err, p, o, "extents above 65535");
+            return tgr_unsupported_op(err, p, o, "extents above 65535");
         }
     }
-    if (!neutral_activation(&sp)) {
-        return unsupported(err, p, o, "a fused activation");
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return TGR_OK;
 }

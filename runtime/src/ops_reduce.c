@@ -11,17 +11,6 @@
 #include "fixedpoint.h"
 #include "ops.h"
 
-static tgr_status unsupported(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
-{
-    return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): %s is not supported by this runtime", o,
-                    tgr_op_name(op_type(p, o)), what);
-}
-
-static int neutral_activation(const op_spatial *sp)
-{
-    return sp->fused_act == ACT_NONE && sp->act_min == -128 && sp->act_max == 127;
-}
-
 /* Bit mask of the reduced stored axes. */
 static uint32_t axes_mask(const tgr_plan *p, uint32_t o)
 {
@@ -75,13 +64,13 @@ static tgr_status check_reduce(const tgr_plan *p, uint32_t o, tgr_error *err)
         return tgr_bad_op(err, p, o, "output extents are not the kept input extents");
     }
     if (count > 0x7FFFFFu) {
-        return unsupported(err, p, o, "a reduction over more than 2^23 elements");
+        return tgr_unsupported_op(err, p, o, "a reduction over more than 2^23 elements");
     }
     if ((type == 60u || type == 61u) && !tgr_same_qparams(p, in, out)) {
-        return unsupported(err, p, o, "a maximum/minimum with requantization");
+        return tgr_unsupported_op(err, p, o, "a maximum/minimum with requantization");
     }
-    if (!neutral_activation(&sp)) {
-        return unsupported(err, p, o, "a fused activation");
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return tgr_check_rescale(p, o, in, out, err);
 }
@@ -134,8 +123,8 @@ static tgr_status check_global_max(const tgr_plan *p, uint32_t o, tgr_error *err
         tensor_dim(p, in, 0) != tensor_dim(p, out, 0) || tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
         return tgr_bad_op(err, p, o, "expects [N, H, W, C] -> [N, 1, 1, C]");
     }
-    if (!neutral_activation(&sp)) {
-        return unsupported(err, p, o, "a fused activation");
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return tgr_check_rescale(p, o, in, out, err);
 }

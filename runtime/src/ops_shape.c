@@ -39,9 +39,8 @@ static tgr_status check_reshape(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (tensor_bytes(p, in) != tensor_bytes(p, out)) {
         return tgr_bad_op(err, p, o, "input and output sizes differ");
     }
-    if (sp.fused_act != ACT_NONE || sp.act_min != -128 || sp.act_max != 127) {
-        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): a fused activation is not supported by this runtime",
-                        o, tgr_op_name(op_type(p, o)));
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
     }
     return tgr_check_rescale(p, o, in, out, err);
 }

@@ -234,15 +234,12 @@ static void stage_band(const tgr_plan *p, uint32_t stage, uint32_t *axis, int32_
 
 /* Operands read whole, in place from slow memory, and counted at full size when the band is
  * sized: MatMul's second operand, and an operand that broadcasts along the band axis. */
-static int whole_operand(const tgr_plan *p, uint32_t stage, uint32_t o, uint32_t k)
+static int whole_operand(const tgr_plan *p, uint32_t o, uint32_t k, uint32_t axis, int32_t rows)
 {
-    uint32_t axis;
-    int32_t rows;
     uint32_t t = op_input(p, o, k);
     if (op_type(p, o) == OP_MATMUL) {
         return k == 1u;
     }
-    stage_band(p, stage, &axis, &rows);
     return rows > 1 && axis < tensor_ndim(p, t) && tensor_dim(p, t, axis) == 1 &&
            tgr_op_tiling(op_type(p, o)) == TILING_POINTWISE;
 }
@@ -287,7 +284,7 @@ int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             uint32_t t = op_input(p, o, k);
-            if (whole_operand(p, stage, o, k) ? produced_in(p, t, first, end) : !bandable(p, stage, t, axis, rows)) {
+            if (whole_operand(p, o, k, axis, rows) ? produced_in(p, t, first, end) : !bandable(p, stage, t, axis, rows)) {
                 *why = "the stage's tensors do not share one row axis";
                 return 0;
             }
@@ -302,14 +299,14 @@ int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
     return 1;
 }
 
-/* Whether tensor t of the stage is read whole (not banded). */
-static int read_whole(const tgr_plan *p, uint32_t stage, uint32_t t)
+/* Whether tensor t of the stage is read whole (not banded) in bands along `axis`. */
+static int read_whole(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis, int32_t rows)
 {
     uint32_t i, k;
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
         uint32_t o = stage_op(p, stage, i);
         for (k = 0; k < op_num_inputs(p, o); ++k) {
-            if (op_input(p, o, k) == t && whole_operand(p, stage, o, k)) {
+            if (op_input(p, o, k) == t && whole_operand(p, o, k, axis, rows)) {
                 return 1;
             }
         }
@@ -317,13 +314,15 @@ static int read_whole(const tgr_plan *p, uint32_t stage, uint32_t t)
     return 0;
 }
 
-/* Fast bytes of a band of `band` rows: every banded tensor's rows plus every whole operand. */
-static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis, int32_t band)
+/* Fast bytes of a band of `band` of the stage's `rows` steps along `axis`: every banded tensor's
+ * steps plus every whole operand. */
+static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis, int32_t rows, int32_t band)
 {
     uint32_t i, total = 0;
     for (i = 0; i < stage_in_count(p, stage); ++i) {
         uint32_t t = stage_input(p, stage, i);
-        total += align_up(read_whole(p, stage, t) ? tensor_bytes(p, t) : (uint32_t)band * row_bytes(p, t, axis),
+        total += align_up(read_whole(p, stage, t, axis, rows) ? tensor_bytes(p, t)
+                                                              : (uint32_t)band * row_bytes(p, t, axis),
                           TGR_TENSOR_ALIGN);
     }
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
@@ -337,7 +336,7 @@ static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis,
 }
 
 /* A single in/out stage whose input dies here may write its output over the input. */
-static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis)
+static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis, int32_t rows)
 {
     uint32_t in, out, later, k;
     /* Only a band pipeline: a lone op may reorder the axes around its band. */
@@ -347,7 +346,7 @@ static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis)
     in = stage_input(p, stage, 0);
     out = stage_output(p, stage, 0);
     if (tensor_bytes(p, in) != tensor_bytes(p, out) || run_step(p, in, axis) != run_step(p, out, axis) ||
-        (tensor_flags(p, in) & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)) || read_whole(p, stage, in)) {
+        (tensor_flags(p, in) & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)) || read_whole(p, stage, in, axis, rows)) {
         return 0;
     }
     for (later = stage + 1u; later < p->num_stages; ++later) {
@@ -398,10 +397,18 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
     const uint32_t ceiling = s->fast.floor + limit;
     tgr_slot in[TGR_MAX_STAGE_IO], out[TGR_MAX_STAGE_IO];
     uint32_t axis;
-    int32_t rows, band, r0;
+    int32_t rows, band = 0, low = 1, high, r0;
     uint32_t i, tile = 0;
     stage_band(p, stage, &axis, &rows);
-    for (band = rows; band > 0 && rows_footprint(p, stage, axis, band) > limit; --band) {
+    /* The largest band that fits: the footprint grows with the band. */
+    for (high = rows; low <= high;) {
+        const int32_t mid = low + (high - low) / 2;
+        if (rows_footprint(p, stage, axis, rows, mid) <= limit) {
+            band = mid;
+            low = mid + 1;
+        } else {
+            high = mid - 1;
+        }
     }
     if (band == 0) {
         return tgr_fail(err, TGR_ERR_ARENA, "stage %u: no row band fits its %u fast bytes", stage, limit);
@@ -411,7 +418,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
     }
     for (i = 0; i < stage_out_count(p, stage); ++i) {
         uint32_t t = stage_output(p, stage, i);
-        if (output_over_input(p, stage, axis)) {
+        if (output_over_input(p, stage, axis, rows)) {
             tgr_slot_put(s, t, in[0]);
         } else {
             tgr_status st = tgr_place_slow(s, t, stage, err);
@@ -430,7 +437,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
             uint32_t t = stage_input(p, stage, i);
             uint32_t step = run_step(p, t, axis);
             uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, axis);
-            int whole = read_whole(p, stage, t);
+            int whole = read_whole(p, stage, t, axis, rows);
             set_band(p, stage, s->region, t, axis, whole, r0, r1);
             if (whole) {
                 continue; /* read in place from slow memory */

@@ -472,8 +472,9 @@ tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_
 
 /* ---- load-time checks ------------------------------------------------------------------ */
 
-/* [1, H, W, C], or [1, L, C] (only pointwise ops read those: no window kernel takes rank 3). */
-static int nhwc_batch1(const tgr_plan *p, uint32_t o, uint32_t t)
+/* A tensor op o can read or write in stripes: channels-last of batch 1, [1, H, W, C], or
+ * [1, L, C] for pointwise ops (no window kernel takes rank 3). */
+static int stripe_tensor(const tgr_plan *p, uint32_t o, uint32_t t)
 {
     uint32_t rank = tensor_ndim(p, t);
     return (rank == 4u || (rank == 3u && tgr_op_tiling(op_type(p, o)) == TILING_POINTWISE && op_type(p, o) != OP_CONCAT)) &&
@@ -533,12 +534,12 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
             *why = "a Concat runs in stripes only along channels";
             return 0;
         }
-        if (op_num_outputs(p, o) != 1u || !nhwc_batch1(p, o, op_output(p, o, 0))) {
+        if (op_num_outputs(p, o) != 1u || !stripe_tensor(p, o, op_output(p, o, 0))) {
             *why = "tiled stages need single-output ops on channels-last tensors of batch 1";
             return 0;
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
-            if (!nhwc_batch1(p, o, op_input(p, o, k))) {
+            if (!stripe_tensor(p, o, op_input(p, o, k))) {
                 *why = "tiled stages need channels-last tensors of batch 1";
                 return 0;
             }

@@ -275,6 +275,15 @@ def compare_feeds(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0):
     return Comparison(Path(plan), Path(library), seed, results)
 
 
+def reference_paths(plan: Path) -> set[str]:
+    """Execution paths the reference runtime takes for ``plan`` (from its trace, zero inputs)."""
+    from runtime.oracle import open_session
+
+    with open_session(plan, None) as ref:
+        _, events, _ = ref.trace({spec["name"]: np.zeros(spec["shape"], spec["dtype"]) for spec in ref.inputs})
+    return {e["path"] for e in events if e["kind"] == "stage_begin"}
+
+
 def assert_same_as_reference(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0) -> None:
     """Byte-identical outputs, peaks not above the reference's, equal counters and events."""
     from runtime.oracle import (assert_counters_equal, assert_outputs_identical, assert_peaks_not_above,

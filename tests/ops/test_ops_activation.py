@@ -23,21 +23,19 @@ Quantization sets and why they exist (scales are float32):
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models_activation import Const, chain_model, op_model, plan_of  # noqa: E402
-from models_data import (  # noqa: E402
+from models_activation import Const, chain_model, op_model, plan_of
+from models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
     fixture_plan,
     node,
-    our_library,
+    reference_paths,
 )
 
 pytest.importorskip("tigris.runtime")
@@ -50,16 +48,6 @@ RELU6_TIE = ((0.05, -128), (2.4000000953674316, -128))
 NEAR_HALF = ((0.07253982871770859, -126), (0.14522242546081543, -28))
 PLAIN = ((0.0235, -1), (0.0117, 5))
 WIDE = ((0.1, 20), (0.004, -60))
-
-
-@pytest.fixture(scope="module")
-def lib() -> Path:
-    return our_library()
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ops_activation")
 
 
 def _io(qset):
@@ -275,7 +263,7 @@ TILED_CASES = [(n, b) for n in TILED for b in ("8K", "1K")]
 def test_tiled_stages(name: str, budget: str, lib: Path, work: Path) -> None:
     make, quant = TILED[name]
     plan = plan_of(work, f"tiled_{name}_{budget}", make(), quant, budget=budget)
-    paths = _paths(plan)
+    paths = reference_paths(plan)
     assert paths - {"normal"}, f"{name} at {budget} runs untiled ({paths}); the case no longer tests tiling"
     assert_same_as_reference(plan, lib, n_inputs=3)
 
@@ -306,7 +294,7 @@ ROWS = {
 def test_row_bands(name: str, lib: Path, work: Path) -> None:
     make, quant = ROWS[name]
     plan = plan_of(work, f"rows_{name}", make(), quant, budget="8K")
-    assert "rows" in _paths(plan), f"{name}: the case no longer runs in row bands"
+    assert "rows" in reference_paths(plan), f"{name}: the case no longer runs in row bands"
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 
@@ -363,7 +351,7 @@ def test_broadcast_runtime_operand_in_tiled_stage(lib: Path, work: Path) -> None
     plan = plan_of(work, "tiled_add_broadcast", _conv_then([node("Tanh", ["c"], ["s"]), node("Add", ["s", "z"], ["y"])],
                                                            inputs={"z": [1, 8, 1, 1]}),
                    {"x": (0.05, 0), "z": (0.02, 1), "c": (0.1, -3), "s": (1 / 128, 0), "y": (0.02, 2)}, budget="8K")
-    assert "tiled" in _paths(plan)
+    assert "tiled" in reference_paths(plan)
     assert_same_as_reference(plan, lib)
 
 
@@ -407,11 +395,3 @@ def _opcodes(plan: Path) -> list[int]:
     from models_data import opcodes, read_plan
 
     return opcodes(read_plan(plan))
-
-
-def _paths(plan: Path) -> set[str]:
-    from runtime.oracle import open_session
-
-    with open_session(plan, None) as s:
-        _, events, _ = s.trace({spec["name"]: np.zeros(spec["shape"], np.int8) for spec in s.inputs})
-    return {e["path"] for e in events if e["kind"] == "stage_begin"}

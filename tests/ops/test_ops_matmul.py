@@ -10,14 +10,12 @@ wraps a rank-2 Gemm in Transpose/Reshape, so "batched Gemm" is exercised through
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models_data import (  # noqa: E402
+from models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
@@ -25,7 +23,6 @@ from models_data import (  # noqa: E402
     graph,
     node,
     opcodes,
-    our_library,
     plan_for,
     read_plan,
 )
@@ -49,16 +46,6 @@ SHAPES = {
     "rank4": ([1, 2, 4, 8], [1, 2, 8, 6]),
     "rank4_batch": ([2, 3, 3, 4], [2, 3, 4, 2]),
 }
-
-
-@pytest.fixture(scope="module")
-def lib() -> Path:
-    return our_library()
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ops_matmul")
 
 
 @pytest.mark.parametrize("qset", sorted(QUANT))

@@ -17,14 +17,12 @@ Quantization sets used for requantizing ops (why each exists):
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models_data import (  # noqa: E402
+from models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
@@ -32,9 +30,9 @@ from models_data import (  # noqa: E402
     graph,
     node,
     opcodes,
-    our_library,
     plan_for,
     read_plan,
+    reference_paths,
 )
 
 pytest.importorskip("tigris.runtime")
@@ -48,16 +46,6 @@ TIE_HALF = ((0.1, 3), (0.2, -5))
 TIE_175 = ((0.17499999701976776, -7), (0.05000000074505806, 2))
 QSETS = {"same": SAME, "plain": PLAIN, "tie_f32": TIE_F32, "tie_half": TIE_HALF, "tie_175": TIE_175}
 
-
-
-@pytest.fixture(scope="module")
-def lib() -> Path:
-    return our_library()
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ops_movement")
 
 
 def _unary(op: str, shape, *consts, **attrs):
@@ -348,15 +336,6 @@ def test_resize_bilinear(size, mode: int, work: Path, lib: Path) -> None:
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 
-def _stage_paths(plan: Path) -> set[str]:
-    """Paths the reference takes for ``plan`` (from its trace)."""
-    from runtime.oracle import _traced_run, open_session
-
-    with open_session(plan, None) as ref:
-        feeds = {i["name"]: np.zeros(i["shape"], i["dtype"]) for i in ref.inputs}
-        return {e["path"] for e in _traced_run(ref, feeds).events if e["kind"] == "stage_begin"}
-
-
 @pytest.mark.parametrize("kind,mode,size", [("nearest", m, s) for m in (1, 2, 3) for s in NEAREST_SIZES[:4]]
                          + [("linear", m, s) for m in (0, 1, 2) for s in LINEAR_SIZES[:4]], ids=str)
 def test_resize_in_row_stripes(kind: str, mode: int, size, work: Path, lib: Path) -> None:
@@ -371,7 +350,7 @@ def test_resize_in_row_stripes(kind: str, mode: int, size, work: Path, lib: Path
     name = f"resize_band_{kind}_{mode}_{ih}x{iw}_{oh}x{ow}"
     whole = read_plan(plan_for(work, name, model, quant))
     plan = plan_for(work, f"{name}_tight", model, quant, budget=str(max(whole["peak"], 1) // 2))
-    assert "tiled" in _stage_paths(plan)
+    assert "tiled" in reference_paths(plan)
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 

@@ -10,13 +10,11 @@ multi-axis and non-adjacent reductions come from the compiler's TFLite fixtures.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models_data import (  # noqa: E402
+from models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
@@ -24,7 +22,6 @@ from models_data import (  # noqa: E402
     graph,
     node,
     opcodes,
-    our_library,
     plan_for,
     read_plan,
 )
@@ -41,16 +38,6 @@ QUANT = {  # (input, output)
     "wide": ((0.03, 5), (0.11, -20)),
     "tie_half": ((0.1, 3), (0.2, -5)),
 }
-
-
-@pytest.fixture(scope="module")
-def lib() -> Path:
-    return our_library()
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ops_reduce")
 
 
 def _quant(name: str):

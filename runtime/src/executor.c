@@ -275,6 +275,10 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
             *why = "a Resize runs only in row stripes";
             return PATH_REFUSED;
         }
+        if (tgr_index_bandable_op(op_type(p, stage_op(p, stage, 0)))) {
+            *why = "an indexing op runs only in row stripes or row bands";
+            return PATH_REFUSED;
+        }
         return tgr_stripe_capable(p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;
     }
     stripes = count_window_ops(p, stage) <= 1u && tgr_stripe_capable(p, stage, stage, &stripe_why);

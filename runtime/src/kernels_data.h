@@ -111,4 +111,39 @@ typedef struct tgr_matmul_params {
 void tgr_matmul_s8(uint32_t batch, uint32_t rows, uint32_t depth, uint32_t cols, const int8_t *a, const int8_t *b,
                    const tgr_matmul_params *q, int8_t *out);
 
+/* ---- indexing (kernels_index.c) --------------------------------------------------------------- */
+
+/* Where output coordinate i of one axis reads its input coordinate: start + i * step, then, for
+ * MirrorPad, mirrored back into [0, extent) (reflect: without the edge, symmetric: with it). */
+enum { TGR_MIRROR_NONE = 0, TGR_MIRROR_REFLECT = 1, TGR_MIRROR_SYMMETRIC = 2 };
+typedef struct tgr_axis_map {
+    int32_t start, step;
+    int32_t extent;   /* input extent, for the mirror */
+    int32_t mirror;   /* TGR_MIRROR_* */
+} tgr_axis_map;
+int32_t tgr_axis_map_source(const tgr_axis_map *map, int32_t i);
+
+/* StridedSlice, ReverseV2, MirrorPad: out[i0, i1, ...] = in[map0(i0), map1(i1), ...], every
+ * mapped coordinate inside in_dims. */
+void tgr_axis_map_s8(uint32_t rank, const int32_t *in_dims, const int32_t *out_dims, const tgr_axis_map *maps,
+                     const int8_t *in, int8_t *out);
+
+/* Gather with batch dimensions: the input is [batches][outer][extent][inner] (bytes), the
+ * indices [batches][count] (little-endian int32 in [0, extent)), the output
+ * [batches][outer][count][inner]. */
+typedef struct tgr_gather_shape {
+    uint32_t batches, outer, extent, count, inner;
+} tgr_gather_shape;
+void tgr_gather_s8(const tgr_gather_shape *g, const uint8_t *indices, const int8_t *in, int8_t *out);
+
+/* GatherND: `count` index tuples of `depth` coordinates into the first `depth` axes `dims` of the
+ * input, each selecting a block of `inner` bytes. */
+void tgr_gather_nd_s8(uint32_t count, uint32_t depth, const int32_t *dims, const uint8_t *indices, uint32_t inner,
+                      const int8_t *in, int8_t *out);
+
+/* DynamicUpdateSlice: out = in (copied unless the same buffer) with the update written at
+ * `starts`, every start + update extent inside dims. */
+void tgr_update_slice_s8(uint32_t rank, const int32_t *dims, const int32_t *update_dims, const int32_t *starts,
+                         const int8_t *in, const int8_t *update, int8_t *out);
+
 #endif /* TGR_KERNELS_DATA_H */

@@ -37,6 +37,7 @@ const tgr_op_impl *tgr_ops_elementwise(uint32_t opcode);
 const tgr_op_impl *tgr_ops_activation(uint32_t opcode);
 const tgr_op_impl *tgr_ops_shape(uint32_t opcode);
 const tgr_op_impl *tgr_ops_movement(uint32_t opcode);
+const tgr_op_impl *tgr_ops_index(uint32_t opcode);
 const tgr_op_impl *tgr_ops_reduce(uint32_t opcode);
 const tgr_op_impl *tgr_ops_matmul(uint32_t opcode);
 
@@ -92,6 +93,12 @@ void tgr_resize_input_rows(const tgr_plan *p, uint32_t o, int32_t r0, int32_t r1
 /* Input rows a stripe of `rows` output rows of Resize op o is budgeted (the compiler's bound,
  * which the tile height is chosen by): taps + ceil((rows - 1) x scale) (+ 1 for nearest). */
 int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows);
+
+/* Indexing ops that run in bands along an axis they map onto itself (ops_index.c): Gather,
+ * StridedSlice, MirrorPad, ReverseV2, DynamicUpdateSlice. */
+int tgr_index_bandable_op(uint32_t opcode);
+/* Why indexing op o (ops_index.c) cannot run in row bands along `axis`, or NULL. */
+const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis);
 
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);

@@ -25,6 +25,7 @@ const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
     if (impl == NULL) impl = tgr_ops_activation(opcode);
     if (impl == NULL) impl = tgr_ops_shape(opcode);
     if (impl == NULL) impl = tgr_ops_movement(opcode);
+    if (impl == NULL) impl = tgr_ops_index(opcode);
     if (impl == NULL) impl = tgr_ops_reduce(opcode);
     if (impl == NULL) impl = tgr_ops_matmul(opcode);
     return impl;

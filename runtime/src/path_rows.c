@@ -74,7 +74,7 @@ static int lone_free_axis_op(const tgr_plan *p, uint32_t stage)
 {
     uint32_t type = op_type(p, stage_op(p, stage, 0));
     return stage_ops_count(p, stage) == 1u && (type == OP_TRANSPOSE || type == OP_CONCAT || type == OP_SPLIT ||
-                                               type == OP_PAD || is_reduction(type));
+                                               type == OP_PAD || is_reduction(type) || tgr_index_bandable_op(type));
 }
 
 /* Op-specific limits on which axis may be banded. */
@@ -115,7 +115,7 @@ static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axi
     case OP_SOFTMAX:
         return axis + 1u < rank ? NULL : "a softmax cannot be banded along its own axis";
     default:
-        return NULL;
+        return tgr_index_bandable_op(op_type(p, o)) ? tgr_index_band_problem(p, o, axis) : NULL;
     }
 }
 
@@ -171,6 +171,71 @@ static int free_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t
     return *rows > 1;
 }
 
+/* A batch of matrices to a row band: rank 2, or higher in the model's own axis order. */
+static int matrix_view(const tgr_plan *p, uint32_t t)
+{
+    return tensor_ndim(p, t) == 2u || (tensor_ndim(p, t) > 2u && (tensor_flags(p, t) & TF_LINEAR) != 0u);
+}
+
+static uint32_t extent_product(const tgr_plan *p, uint32_t t, uint32_t from, uint32_t to)
+{
+    uint32_t total = 1u;
+    for (; from < to; ++from) {
+        total *= (uint32_t)tensor_dim(p, t, from);
+    }
+    return total;
+}
+
+/* Whether every tensor of op o has the rank of its first input and the same extent along `axis`
+ * (more than 1), with `outer` (when not 0) as the product of the extents before it, and the op
+ * maps `axis` onto itself. */
+static int indexing_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, uint32_t outer)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t k;
+    if (axis >= tensor_ndim(p, in) || tensor_dim(p, in, axis) <= 1 || tgr_index_band_problem(p, o, axis) != NULL) {
+        return 0;
+    }
+    for (k = 0; k < op_num_inputs(p, o) + 1u; ++k) {
+        uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, 0);
+        if (tensor_ndim(p, t) != tensor_ndim(p, in) || tensor_dim(p, t, axis) != tensor_dim(p, in, axis) ||
+            (outer != 0u && extent_product(p, t, 0u, axis) != outer)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The axis a lone indexing op is banded along, in the compiler's order (partition_spatial): the
+ * matrix row axis when every tensor is a batch of matrices; none when its height (axis 1 of rank
+ * 3 or 4) can be banded, since such stages run as spatial stripes (path_tiles.c); else its
+ * leading axis (the first longer than 1), else its last axis. Returns 0 without a row band. */
+static int indexing_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t *rows)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t k, leading = tgr_band_axis(p, in);
+    int matrices = rank >= 2u;
+    for (k = 0; k < op_num_inputs(p, o) + 1u; ++k) {
+        matrices &= matrix_view(p, k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, 0));
+    }
+    /* The matrix rows and the height keep their batch (the product of the axes before them),
+     * the leading axis has none before it, the last axis may have any. */
+    if (matrices && indexing_bands_along(p, o, rank - 2u, extent_product(p, in, 0u, rank - 2u))) {
+        *axis = rank - 2u;
+    } else if ((rank == 3u || rank == 4u) && indexing_bands_along(p, o, 1u, (uint32_t)tensor_dim(p, in, 0))) {
+        return 0;
+    } else if (indexing_bands_along(p, o, leading, 1u)) {
+        *axis = leading;
+    } else if (rank > 0u && indexing_bands_along(p, o, rank - 1u, 0u)) {
+        *axis = rank - 1u;
+    } else {
+        return 0;
+    }
+    *rows = tensor_dim(p, in, *axis);
+    return 1;
+}
+
 /* What one step along `axis` of binary op o costs the compiler when it ranks band axes: the
  * bytes of each distinct tensor per step (a whole operand where it is 1 long), aligned as the
  * compiler aligns (32, whatever TGR_TENSOR_ALIGN is). */
@@ -222,6 +287,13 @@ static void stage_band(const tgr_plan *p, uint32_t stage, uint32_t *axis, int32_
 {
     uint32_t o = stage_op(p, stage, 0);
     uint32_t out = op_output(p, o, 0);
+    if (lone_free_axis_op(p, stage) && tgr_index_bandable_op(op_type(p, o))) {
+        if (!indexing_band_axis(p, o, axis, rows)) {
+            *axis = 0u;
+            *rows = 0;
+        }
+        return;
+    }
     if (lone_free_axis_op(p, stage) && free_band_axis(p, o, axis, rows)) {
         return;
     }
@@ -271,6 +343,10 @@ int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
     uint32_t axis, o, k;
     int32_t rows;
     stage_band(p, stage, &axis, &rows);
+    if (rows <= 1) {
+        *why = "the stage has no axis to band";
+        return 0;
+    }
     for (o = first; o < end; ++o) {
         const char *problem;
         if (!tgr_op_rows(op_type(p, o)) || (op_num_outputs(p, o) != 1u && op_type(p, o) != OP_SPLIT)) {
@@ -339,8 +415,11 @@ static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis,
 static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis, int32_t rows)
 {
     uint32_t in, out, later, k;
-    /* Only a band pipeline: a lone op may reorder the axes around its band. */
-    if (stage_in_count(p, stage) != 1u || stage_out_count(p, stage) != 1u || lone_free_axis_op(p, stage)) {
+    /* Of the lone ops, like the reference, only an indexing op banded as a batch of matrices. */
+    if (stage_in_count(p, stage) != 1u || stage_out_count(p, stage) != 1u ||
+        (lone_free_axis_op(p, stage) && (!tgr_index_bandable_op(op_type(p, stage_op(p, stage, 0))) ||
+                                         !matrix_view(p, stage_input(p, stage, 0)) ||
+                                         axis + 2u != tensor_ndim(p, stage_input(p, stage, 0))))) {
         return 0;
     }
     in = stage_input(p, stage, 0);

@@ -185,12 +185,12 @@ static void tile_regions(const tgr_plan *p, const tile_unit *u, int32_t *region,
                 op_axis(p, o, axis, &stride, &span, &pad);
                 first = lo * stride - pad;
                 end = (hi - 1) * stride - pad + span;
-                if (is_resample_op(op_type(p, o))) { /* whole columns: 1-D stripes only */
+                if (axis == 1 && (is_resample_op(op_type(p, o)) || tgr_index_bandable_op(op_type(p, o)))) {
+                    /* whole columns: 1-D stripes only (an indexing op maps its rows 1:1) */
                     first = 0;
                     end = extent(p, x, 1);
-                    if (axis == 0) {
-                        tgr_resize_input_rows(p, o, lo, hi, &first, &end);
-                    }
+                } else if (is_resample_op(op_type(p, o))) {
+                    tgr_resize_input_rows(p, o, lo, hi, &first, &end);
                 }
                 need[2 * axis] = first > 0 ? first : 0;
                 need[2 * axis + 1] = end < extent(p, x, axis) ? end : extent(p, x, axis);
@@ -473,12 +473,13 @@ tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_
 /* ---- load-time checks ------------------------------------------------------------------ */
 
 /* A tensor op o can read or write in stripes: channels-last of batch 1, [1, H, W, C], or
- * [1, L, C] for pointwise ops (no window kernel takes rank 3). */
+ * [1, L, C] for pointwise ops (no window kernel takes rank 3). An indexing op bands the height
+ * (axis 1) of any tensor of rank 3 or 4, which is laid out the same way. */
 static int stripe_tensor(const tgr_plan *p, uint32_t o, uint32_t t)
 {
     uint32_t rank = tensor_ndim(p, t);
     return (rank == 4u || (rank == 3u && tgr_op_tiling(op_type(p, o)) == TILING_POINTWISE && op_type(p, o) != OP_CONCAT)) &&
-           !(tensor_flags(p, t) & TF_LINEAR) && tensor_dim(p, t, 0) == 1;
+           (!(tensor_flags(p, t) & TF_LINEAR) || tgr_index_bandable_op(op_type(p, o))) && tensor_dim(p, t, 0) == 1;
 }
 
 static int consumed_outside(const tgr_plan *p, uint32_t t, uint32_t first_op, uint32_t end_op)
@@ -528,6 +529,11 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
         }
         if (!tgr_stripe_operands(p, o)) {
             *why = "an operand broadcasts in a way a stripe cannot offset";
+            return 0;
+        }
+        if (tgr_index_bandable_op(type) &&
+            (first_stage != last_stage || stage_ops_count(p, first_stage) != 1u || tgr_index_band_problem(p, o, 1u) != NULL)) {
+            *why = "an indexing op stripes only alone and along an axis it maps onto itself";
             return 0;
         }
         if (type == OP_CONCAT && op_rec(p, o)[12] != 3u) {

@@ -1,11 +1,12 @@
 """Movement/shape ops of our runtime against the reference host runtime, byte for byte.
 
 Transpose, Reshape/Flatten (incl. Squeeze/Unsqueeze, layout changes and requantization),
-Concat, Split and Pad: single-op int8 models (tests/ops/models_data.py) with chosen
+Concat, Split, Pad and Resize: single-op int8 models (tests/ops/models_data.py) with chosen
 quantization, plus the compiler's own per-op TFLite fixtures where the sdist is available.
 Every supported case: inputs that hold every int8 code plus random ones, outputs identical, our
 fast/slow peaks not above the reference's, counters and trace events equal (oracle.assert_strict).
 Every refused case: our loader refuses naming the op (and the reference's verdict is recorded).
+The indexing ops (Gather, StridedSlice, MirrorPad, ...) are in test_ops_index.py.
 
 Quantization sets used for requantizing ops (why each exists):
 * ``TIE_F32``: s_in = 0.1f - 1 ulp, s_out = 0.04f. The float32 ratio is exactly 2.5, the double
@@ -362,15 +363,6 @@ def test_resize_bilinear_requantizing_is_refused(work: Path, lib: Path) -> None:
     assert_refused(plan, lib, "ResizeLinear", reference_refuses=False)
 
 
-# --------------------------------------------------------------------------- refused movement ops
-
-def test_mirror_pad_is_refused(work: Path, lib: Path) -> None:
-    """ONNX reflect padding compiles to MirrorPad (69), which this runtime does not execute."""
-    model = _unary("Pad", [1, 3, 4, 5], const("p", [0, 0, 1, 2, 0, 0, 3, 1]), mode="reflect")
-    plan = plan_for(work, "pad_reflect", model, {"x": (0.02, 3), "y": (0.02, 3)})
-    assert_refused(plan, lib, "MirrorPad", reference_refuses=False)
-
-
 # --------------------------------------------------------------------------- the compiler's fixtures
 
 FIXTURES_SUPPORTED = [
@@ -382,19 +374,8 @@ FIXTURES_SUPPORTED = [
     "resize_bilinear_align_corners_down", "resize_bilinear_asymmetric", "resize_bilinear_asymmetric_down",
     "resize_bilinear_half_pixel_down",
 ]
-FIXTURES_REFUSED = {  # fixture -> op our loader names (why: see the test ids and the report)
-    "mirror_pad_reflect": "MirrorPad", "mirror_pad_symmetric": "MirrorPad",
-    "reverse_channels": "ReverseV2", "reverse_spatial": "ReverseV2",
-    "strided_slice_steps": "StridedSlice", "dynamic_update_slice": "DynamicUpdateSlice",
-    "gather_batch": "Gather", "gather_matrix": "Gather", "embedding_lookup": "Gather",
-}
 
 
 @pytest.mark.parametrize("name", FIXTURES_SUPPORTED)
 def test_tflite_fixture(name: str, work: Path, lib: Path) -> None:
     assert_same_as_reference(fixture_plan(name, work), lib)
-
-
-@pytest.mark.parametrize("name", sorted(FIXTURES_REFUSED))
-def test_tflite_fixture_refused(name: str, work: Path, lib: Path) -> None:
-    assert_refused(fixture_plan(name, work), lib, FIXTURES_REFUSED[name])

@@ -17,5 +17,7 @@ void tgr_mean_of(const tgr_plan *p, uint32_t op, tgr_mean *m);
 /* Spatial TILING_* mode of an opcode (ops.h), and whether it runs on row bands. */
 uint32_t tgr_op_tiling(uint32_t opcode);
 int tgr_op_rows(uint32_t opcode);
+/* Stripes only alone in a single stage, 1-D (TILING_ALONE). */
+int tgr_op_alone(uint32_t opcode);
 
 #endif

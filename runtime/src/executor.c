@@ -275,8 +275,8 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
             *why = "a Resize runs only in row stripes";
             return PATH_REFUSED;
         }
-        if (tgr_index_bandable_op(op_type(p, stage_op(p, stage, 0)))) {
-            *why = "an indexing op runs only in row stripes or row bands";
+        if (tgr_op_alone(op_type(p, stage_op(p, stage, 0)))) {
+            *why = "an op of this kind runs only in row stripes or row bands";
             return PATH_REFUSED;
         }
         return tgr_stripe_capable(p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;

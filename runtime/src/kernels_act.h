@@ -32,6 +32,10 @@ void tgr_lut_abs(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut);
 void tgr_lut_sigmoid(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut);
 void tgr_lut_tanh(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut);
 
+/* Gelu: float32 on the dequantized value, 0.5 x (1 + erf(x / sqrt 2)) or, tanh_form,
+ * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))); roundf(f / s_out) + zp_out. */
+void tgr_lut_gelu(const tgr_qparams *in, const tgr_qparams *out, int tanh_form, int8_t *lut);
+
 /* Elu: f = x < 0 ? expf(x) - 1 : x in float32, roundf(f * (1 / s_out)) + zp_out. */
 void tgr_lut_elu(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut);
 

@@ -18,7 +18,10 @@ enum {
     TILING_RESAMPLE = 3,  /* Resize: output rows sample input rows (tgr_resize_input_rows); 1-D stripes */
     TILING_SPATIAL = 3,   /* mask of the spatial modes above */
     /* `run` also works on row bands (path_rows.c): see tgr_band_axis for the region encodings. */
-    TILING_ROWS = 4
+    TILING_ROWS = 4,
+    /* The spatial mode holds only for the op alone in a single stage, in 1-D stripes: the
+     * reference refuses chains and multi-op stripes holding it (Gelu, the indexing ops). */
+    TILING_ALONE = 8
 };
 
 typedef struct tgr_op_impl {

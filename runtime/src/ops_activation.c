@@ -19,7 +19,7 @@
 
 enum {
     OP_SIGMOID = 12, OP_TANH = 20, OP_LEAKY_RELU = 21, OP_HARD_SWISH = 37, OP_ABS = 38, OP_ELU = 56,
-    OP_LOG_SOFTMAX = 57, OP_QUANTIZE = 90
+    OP_LOG_SOFTMAX = 57, OP_QUANTIZE = 90, OP_GELU = 92
 };
 
 /* The slope OP_ATTR_ALPHA defaults to when a plan leaves it out (tgrs-format.md §6.11). */
@@ -81,6 +81,13 @@ static float leaky_relu_alpha(const tgr_plan *p, uint32_t o)
     return attr != NULL ? rd_f32(attr) : LEAKY_RELU_DEFAULT_ALPHA;
 }
 
+/* OP_ATTR_GELU_APPROXIMATE: 1 for the tanh approximation, 0 (or absent) for the exact erf form. */
+static int gelu_tanh(const tgr_plan *p, uint32_t o)
+{
+    const uint8_t *attr = tgr_attr_find(p, o, ATTR_GELU_APPROXIMATE, NULL);
+    return attr != NULL && attr[0] == 1u;
+}
+
 /* The table of op o (opcode already checked). */
 static void build_table(const tgr_plan *p, uint32_t o, int8_t *lut)
 {
@@ -95,6 +102,7 @@ static void build_table(const tgr_plan *p, uint32_t o, int8_t *lut)
     case OP_HARD_SWISH: tgr_lut_hard_swish(&in, &out, lut); break;
     case OP_ABS: tgr_lut_abs(&in, &out, lut); break;
     case OP_ELU: tgr_lut_elu(&in, &out, lut); break;
+    case OP_GELU: tgr_lut_gelu(&in, &out, gelu_tanh(p, o), lut); break;
     default: tgr_lut_requantize(&in, &out, lut); break; /* OP_QUANTIZE */
     }
 }
@@ -145,6 +153,12 @@ static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
             /* The reference accepts the plan and then fails every run. */
             return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                             "op %u (HardSwish): output scale below input scale / 128 is not executable", o);
+        }
+    }
+    if (op_type(p, o) == OP_GELU) {
+        const uint8_t *attr = tgr_attr_find(p, o, ATTR_GELU_APPROXIMATE, NULL);
+        if (attr != NULL && attr[0] > 1u) {
+            return tgr_bad_op(err, p, o, "its approximation is neither 0 (erf) nor 1 (tanh)");
         }
     }
     if (!table_pairs_valid(p, o)) {
@@ -208,6 +222,7 @@ static const tgr_op_impl activation_family[] = {
     {OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op},
     {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, NULL}, /* its check refuses every plan: never run */
 };
 

@@ -77,6 +77,12 @@ int tgr_op_rows(uint32_t opcode)
     return impl != NULL && (impl->tiling & TILING_ROWS) != 0u;
 }
 
+int tgr_op_alone(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL && (impl->tiling & TILING_ALONE) != 0u;
+}
+
 /* ---- helpers ------------------------------------------------------------------------------- */
 
 int tgr_model_order(const tgr_plan *p, uint32_t t)

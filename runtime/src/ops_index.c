@@ -437,12 +437,12 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
 }
 
 static const tgr_op_impl index_family[] = {
-    {OP_GATHER, TILING_POINTWISE | TILING_ROWS, check_gather, run_gather},
+    {OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather},
     {OP_GATHER_ND, TILING_NONE, check_gather_nd, run_gather_nd},
-    {OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS, check_axis_map, run_axis_map},
-    {OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS, check_axis_map, run_axis_map},
-    {OP_REVERSE, TILING_POINTWISE | TILING_ROWS, check_axis_map, run_axis_map},
-    {OP_UPDATE_SLICE, TILING_POINTWISE | TILING_ROWS, check_update_slice, run_update_slice},
+    {OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
+    {OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
+    {OP_REVERSE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
+    {OP_UPDATE_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_update_slice, run_update_slice},
 };
 
 const tgr_op_impl *tgr_ops_index(uint32_t opcode)

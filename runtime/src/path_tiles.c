@@ -531,9 +531,12 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
             *why = "an operand broadcasts in a way a stripe cannot offset";
             return 0;
         }
-        if (tgr_index_bandable_op(type) &&
-            (first_stage != last_stage || stage_ops_count(p, first_stage) != 1u || tgr_index_band_problem(p, o, 1u) != NULL)) {
-            *why = "an indexing op stripes only alone and along an axis it maps onto itself";
+        if (tgr_op_alone(type) && (first_stage != last_stage || stage_ops_count(p, first_stage) != 1u)) {
+            *why = "an op of this kind stripes only alone in its stage";
+            return 0;
+        }
+        if (tgr_index_bandable_op(type) && tgr_index_band_problem(p, o, 1u) != NULL) {
+            *why = "an indexing op stripes only along an axis it maps onto itself";
             return 0;
         }
         if (type == OP_CONCAT && op_rec(p, o)[12] != 3u) {

@@ -20,8 +20,8 @@ Where every column comes from (nothing here is typed in by hand):
   (``tgr_op_impl_of`` through ctypes), so a parser that misses a row fails instead of lying;
 * execution paths: the executor's path selection (``tgr_select_path`` in ``executor.c``)
   gives the set of paths; an op can take ``tiled``/``tiled_2d``/``chain`` when its tiling mode
-  is spatial (``tgr_stripe_capable`` refuses TILING_NONE; TILING_RESAMPLE, Resize, and the
-  indexing family of ops_index.c only ``tiled``), ``rows`` when it has TILING_ROWS
+  is spatial (``tgr_stripe_capable`` refuses TILING_NONE; TILING_RESAMPLE, Resize, and
+  TILING_ALONE ops only ``tiled``), ``rows`` when it has TILING_ROWS
   (``tgr_rows_capable``), and ``by_input``/``transpose``/``reshape`` when the opcode is the one
   those single-op paths test for (``tgr_by_input_shape``, ``tgr_transpose_shape``,
   ``tgr_reshape_band_shape``). test_tflite_fixtures.py checks every path our runtime reports
@@ -64,9 +64,9 @@ REGENERATE = ".venv/bin/python tests/conformance/coverage.py --write"
 #: every execution path name, in the order the host ABI numbers them (tgr.h TGR_PATH_*)
 PATH_ORDER = ("normal", "tiled", "tiled_2d", "by_input", "transpose", "rows", "reshape", "chain", "control")
 
-TILING_POINTWISE, TILING_WINDOW, TILING_RESAMPLE, TILING_SPATIAL, TILING_ROWS = 1, 2, 3, 3, 4
+TILING_POINTWISE, TILING_WINDOW, TILING_RESAMPLE, TILING_SPATIAL, TILING_ROWS, TILING_ALONE = 1, 2, 3, 3, 4, 8
 TILING_BITS = {"TILING_NONE": 0, "TILING_POINTWISE": 1, "TILING_WINDOW": 2, "TILING_RESAMPLE": 3,
-               "TILING_SPATIAL": 3, "TILING_ROWS": 4}
+               "TILING_SPATIAL": 3, "TILING_ROWS": 4, "TILING_ALONE": 8}
 SPATIAL_MODES = {TILING_POINTWISE: "POINTWISE", TILING_WINDOW: "WINDOW", TILING_RESAMPLE: "RESAMPLE"}
 
 # ----------------------------------------------------------------------------- the runtime's tables
@@ -197,9 +197,9 @@ def op_paths(opcode: int) -> tuple[str, ...]:
     if entry is None or entry.refuses:
         return ()
     paths = {"normal"}
-    one_d_only = entry.family == "ops_index.c" and entry.tiling & TILING_SPATIAL
+    one_d_only = entry.tiling & TILING_SPATIAL and entry.tiling & TILING_ALONE
     if entry.tiling & TILING_SPATIAL == TILING_RESAMPLE or one_d_only:
-        paths.add("tiled")  # Resize and the indexing ops: 1-D stripes of a single stage only
+        paths.add("tiled")  # Resize and TILING_ALONE ops: 1-D stripes of a single stage only
     elif entry.tiling & TILING_SPATIAL:
         paths |= {"tiled", "tiled_2d", "chain"}
     if entry.tiling & TILING_ROWS:
@@ -213,6 +213,7 @@ def op_paths(opcode: int) -> tuple[str, ...]:
 def tiling_text(entry: TableEntry) -> str:
     names = [SPATIAL_MODES[entry.tiling & TILING_SPATIAL]] if entry.tiling & TILING_SPATIAL else []
     names += ["ROWS"] if entry.tiling & TILING_ROWS else []
+    names += ["ALONE"] if entry.tiling & TILING_ALONE else []
     return "+".join(names) if names else "NONE"
 
 
@@ -474,8 +475,8 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "* Tensors other than int8 (int32 indices, bool masks, float outputs) are refused at load.",
         "",
         "Paths per operator: `tiled` (row stripes), `tiled_2d` and `chain` need a spatial tiling mode "
-        "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, and the indexing ops of ops_index.c, alone in "
-        "their stage, take `tiled` only), `rows` (row bands) needs "
+        "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, and TILING_ALONE ops, alone in their stage, take "
+        "`tiled` only), `rows` (row bands) needs "
         "TILING_ROWS, `by_input`, `transpose` and "
         "`reshape` are single-op paths of one operator each; `normal` is every supported op's.",
         "",

@@ -68,10 +68,12 @@ def op_model(op_type: str, inputs: Mapping[str, Sequence[int]], *, consts: Seque
 
 
 def chain_model(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, Sequence[int]],
-                consts: Sequence[Const] = (), floats: Sequence[onnx.TensorProto] = ()) -> onnx.ModelProto:
-    """fp32 model of several nodes (e.g. Conv -> Sigmoid -> Mul for tiled stages)."""
+                consts: Sequence[Const] = (), floats: Sequence[onnx.TensorProto] = (),
+                opset: int | None = None) -> onnx.ModelProto:
+    """fp32 model of several nodes (e.g. Conv -> Sigmoid -> Mul for tiled stages); ``opset``
+    above OPSET for newer ops (Gelu: 20)."""
     inits = [t for c in consts for t in c.initializers()] + list(floats)
-    return graph([c.dequantize() for c in consts] + list(nodes), inputs, inits, opset=OPSET)
+    return graph([c.dequantize() for c in consts] + list(nodes), inputs, inits, opset=opset or OPSET)
 
 
 def _calibration(model: onnx.ModelProto, seed: int = 0) -> list[dict[str, np.ndarray]]:

@@ -1,7 +1,7 @@
 """Activation and elementwise ops of our runtime against the reference host runtime, byte for byte.
 
-Unary ops (Relu, Relu6, Sigmoid, Tanh, HardSwish, LeakyRelu, Elu, Abs, Quantize): every int8
-code, several quantizations each. Binary ops (Add, Sub, Mul, Max, Min, SquaredDifference): all
+Unary ops (Relu, Relu6, Sigmoid, Tanh, HardSwish, LeakyRelu, Elu, Abs, Quantize, Gelu in both
+forms): every int8 code, several quantizations each. Binary ops (Add, Sub, Mul, Max, Min, SquaredDifference): all
 65 536 code pairs in one run. Constant operands (scalar, per channel, per row, full; first or
 second position), broadcasting runtime operands, PRelu slopes, Sum and a fused Add+Relu: code
 sweeps plus random inputs. Tiled stages (chains, 1-D stripes, 2-D tiles) and row bands holding these ops:
@@ -34,6 +34,7 @@ from models_data import (
     assert_same_as_reference,
     const,
     fixture_plan,
+    graph,
     node,
     reference_paths,
 )
@@ -60,6 +61,11 @@ def _relu6(shape):
                     floats=[const("lo", np.float32(0), np.float32), const("hi", np.float32(6), np.float32)])
 
 
+def _gelu(approximate: str, shape=UNARY_SHAPE):
+    """ONNX Gelu exists from opset 20 on."""
+    return graph([node("Gelu", ["x"], ["y"], approximate=approximate)], {"x": shape}, opset=20)
+
+
 # --------------------------------------------------------------------------- unary: every code
 
 UNARY = {
@@ -77,6 +83,8 @@ UNARY = {
     "elu": (lambda: op_model("Elu", {"x": UNARY_SHAPE}), 56, [HALF, PLAIN, ((7.9e-05, 46), (1.367e-04, -95))]),
     "abs": (lambda: op_model("Abs", {"x": UNARY_SHAPE}), 38, [HALF, PLAIN]),
     "quantize": (lambda: op_model("Identity", {"x": UNARY_SHAPE}), 90, [HALF, NEAR_HALF, PLAIN]),
+    "gelu": (lambda: _gelu("none"), 92, [PLAIN, WIDE, ((0.05, 60), (0.02, -120))]),
+    "gelu_tanh": (lambda: _gelu("tanh"), 92, [PLAIN, WIDE, ((0.05, 60), (0.02, -120))]),
 }
 UNARY_CASES = [(name, i) for name, (_, _, qsets) in UNARY.items() for i in range(len(qsets))]
 
@@ -87,6 +95,18 @@ def test_unary_every_code(name: str, qindex: int, lib: Path, work: Path) -> None
     plan = plan_of(work, f"{name}_q{qindex}", make(), _io(qsets[qindex]))
     assert _opcodes(plan) == [opcode]
     assert_same_as_reference(plan, lib, n_inputs=2)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_random_quantizations(approximate: str, lib: Path, work: Path) -> None:
+    """Gelu's table is float32 libm arithmetic (erff / tanhf); 16 random quantization pairs,
+    every code, guard the formula against rounding-boundary cases."""
+    rng = np.random.default_rng(20)
+    for k in range(16):
+        qin = (float(np.float32(10 ** rng.uniform(-2.5, -0.5))), int(rng.integers(-128, 128)))
+        qout = (float(np.float32(10 ** rng.uniform(-2.5, -0.8))), int(rng.integers(-128, 128)))
+        plan = plan_of(work, f"gelu_{approximate}_r{k}", _gelu(approximate), {"x": qin, "y": qout})
+        assert_same_as_reference(plan, lib, n_inputs=1)
 
 
 # --------------------------------------------------------------------------- binary: every code pair
@@ -216,7 +236,8 @@ FIXTURES = ["relu", "relu6", "logistic", "tanh", "hard_swish", "hard_swish_offse
             "mul_rank_vector", "div_constant", "add_broadcast", "add_broadcast_rows", "add_constant_channels",
             "add_constant_full", "add_constant_rows", "add_rank", "add_n", "sub", "sub_broadcast_first",
             "sub_constant_first", "sub_constant_second", "maximum", "maximum_rank", "minimum", "squared_difference",
-            "squared_difference_constant", "requantize_shared", "softmax"]
+            "squared_difference_constant", "requantize_shared", "softmax", "gelu", "gelu_approximate",
+            "gelu_approximate_offset", "gelu_wide"]
 REFUSED_FIXTURES = {"div": "Div", "log_softmax": "LogSoftmax", "log_softmax_channels": "LogSoftmax"}
 
 
@@ -237,10 +258,10 @@ _W = (_RNG.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32)
 _B = (_RNG.standard_normal(8) * 0.1).astype(np.float32)
 
 
-def _conv_then(tail, consts=(), inputs=None, floats=()):
+def _conv_then(tail, consts=(), inputs=None, floats=(), opset=None):
     nodes = [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1])] + tail
     return chain_model(nodes, {"x": [1, 4, 32, 32], **(inputs or {})}, consts,
-                       floats=[const("w", _W, np.float32), const("b", _B, np.float32), *floats])
+                       floats=[const("w", _W, np.float32), const("b", _B, np.float32), *floats], opset=opset)
 
 
 TILED = {
@@ -266,6 +287,21 @@ def test_tiled_stages(name: str, budget: str, lib: Path, work: Path) -> None:
     paths = reference_paths(plan)
     assert paths - {"normal"}, f"{name} at {budget} runs untiled ({paths}); the case no longer tests tiling"
     assert_same_as_reference(plan, lib, n_inputs=3)
+
+
+@pytest.mark.parametrize("budget", ["8K", "1K"])
+def test_gelu_chain_is_refused_like_the_reference(budget: str, lib: Path, work: Path) -> None:
+    """Conv -> Gelu compiles into a chain; the reference refuses chains holding Gelu ("operator
+    contract is not executable": its modes are axis_unary, height and row only), so do we."""
+    from runtime.oracle import open_session
+    from tigris.runtime import RuntimeError as TigrisError
+
+    plan = plan_of(work, f"chain_gelu_{budget}", _conv_then([node("Gelu", ["c"], ["y"], approximate="tanh")], opset=20),
+                   {"x": (0.05, 0), "c": (0.1, -3), "y": (0.05, -20)}, budget=budget)
+    with pytest.raises(TigrisError, match="not executable"):
+        open_session(plan, None).close()
+    with pytest.raises(TigrisError, match="cannot be executed by this runtime: an op of this kind stripes only alone"):
+        open_session(plan, lib).close()
 
 
 def test_lz4_constants_in_tiled_stages(lib: Path, work: Path) -> None:

@@ -1,7 +1,8 @@
 /*
  * Activation family: unary int8 ops. Softmax runs over whole rows of the last stored axis
  * (integer or float method, chosen by the output quantization inside the kernel), also in row
- * bands. Every other op maps each input code to one output code, so it is applied as a
+ * bands and, over the channels of channels-last tensors, per pixel in spatial tiles (the
+ * reference chains Conv -> Softmax). Every other op maps each input code to one output code, so it is applied as a
  * 256-entry table built per call (kernels_activation.c) and runs pointwise in spatial tiles and
  * row bands.
  *
@@ -53,24 +54,36 @@ static uint32_t row_bytes(const tgr_plan *p, uint32_t t)
     return tensor_bytes(p, t) / (uint32_t)tensor_dim(p, t, tgr_row_axis(p, t));
 }
 
-/* Whole tensors, or (row bands) the output's band of rows; input and output bands coincide
- * on the row axis and every other axis is whole, so a band is one contiguous run of rows of
- * the softmax axis. */
+/* Softmax runs along the last stored axis, so every position of the other axes is one row of
+ * the softmax: whole tensors; row bands, whose input and output bands coincide on the row axis
+ * (one contiguous run of rows); and for rank 4 (channels-last stripes, chains, 2-D tiles, or
+ * row bands of H or W) each output row over the output's columns, the input buffer possibly
+ * holding more rows and columns. */
 static void run_softmax(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
-    uint32_t depth = (uint32_t)tensor_dim(p, in, tensor_ndim(p, in) - 1u);
-    uint32_t bytes = tensor_bytes(p, in);
-    int64_t in_offset = 0;
+    int32_t depth = tensor_dim(p, in, tensor_ndim(p, in) - 1u);
+    const int8_t *x = (const int8_t *)tensor_ptr[in];
+    int8_t *y = (int8_t *)tensor_ptr[out];
     tgr_qparams qin = tgr_qparams_of(p, in);
     tgr_qparams qout = tgr_qparams_of(p, out);
-    if (region != NULL) {
-        bytes = tgr_band_bytes(p, out, region);
-        in_offset = tensor_ndim(p, out) == 4u ? 0 : (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
+    int32_t ex[4], ey[4], r;
+    if (region == NULL) {
+        tgr_softmax_s8((int32_t)(tensor_bytes(p, in) / (uint32_t)depth), depth, x, &qin, &qout, y);
+        return;
     }
-    tgr_softmax_s8((int32_t)(bytes / depth), (int32_t)depth, (const int8_t *)tensor_ptr[in] + in_offset, &qin, &qout,
-                   (int8_t *)tensor_ptr[out]);
+    if (tensor_ndim(p, out) != 4u) {
+        x += (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
+        tgr_softmax_s8((int32_t)(tgr_band_bytes(p, out, region) / (uint32_t)depth), depth, x, &qin, &qout, y);
+        return;
+    }
+    tgr_extent_of(p, in, region, ex);
+    tgr_extent_of(p, out, region, ey);
+    for (r = ey[0]; r < ey[1]; ++r) {
+        const int8_t *px = x + ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * depth;
+        tgr_softmax_s8(ey[3] - ey[2], depth, px, &qin, &qout, y + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * depth);
+    }
 }
 
 /* ---- table ops ---------------------------------------------------------------------------- */
@@ -212,7 +225,7 @@ static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *er
 
 
 static const tgr_op_impl activation_family[] = {
-    {OP_SOFTMAX, TILING_ROWS, check_softmax, run_softmax},
+    {OP_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_softmax, run_softmax},
     {OP_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_RELU6, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_SIGMOID, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},

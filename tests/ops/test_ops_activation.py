@@ -256,6 +256,7 @@ def test_tflite_fixture_refused(name: str, lib: Path, work: Path) -> None:
 _RNG = np.random.default_rng(7)
 _W = (_RNG.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32)
 _B = (_RNG.standard_normal(8) * 0.1).astype(np.float32)
+_W2 = (_RNG.standard_normal((8, 8, 3, 3)) * 0.3).astype(np.float32)
 
 
 def _conv_then(tail, consts=(), inputs=None, floats=(), opset=None):
@@ -276,8 +277,18 @@ TILED = {
     "leaky_relu_sum": (lambda: _conv_then([node("LeakyRelu", ["c"], ["s"], alpha=0.2),
                                            node("Sum", ["s", "c", "s"], ["y"])]),
                        {"x": (0.05, 0), "c": (0.1, -3), "s": (0.1, -3), "y": (0.2, 2)}),
+    # a per-pixel softmax over channels (segmentation heads): integer and float methods, and
+    # feeding a second convolution, whose halo rows the softmax computes too
+    "softmax_integer": (lambda: _conv_then([node("Softmax", ["c"], ["y"], axis=1)]),
+                        {"x": (0.05, 0), "c": (0.1, -3), "y": (1 / 256, -128)}),
+    "softmax_float": (lambda: _conv_then([node("Softmax", ["c"], ["y"], axis=1)]),
+                      {"x": (0.05, 0), "c": (0.1, -3), "y": (1 / 255, -128)}),
+    "softmax_conv": (lambda: _conv_then([node("Softmax", ["c"], ["s"], axis=1),
+                                         node("Conv", ["s", "w2"], ["y"], pads=[1, 1, 1, 1])],
+                                        floats=[const("w2", _W2, np.float32)]),
+                     {"x": (0.05, 0), "c": (0.1, -3), "s": (1 / 256, -128), "y": (0.05, 3)}),
 }
-TILED_CASES = [(n, b) for n in TILED for b in ("8K", "1K")]
+TILED_CASES = [(n, b) for n in TILED for b in ("8K", "1K")] + [("softmax_conv", "2K")]
 
 
 @pytest.mark.parametrize("name,budget", TILED_CASES, ids=[f"{n}-{b}" for n, b in TILED_CASES])

@@ -19,5 +19,7 @@ uint32_t tgr_op_tiling(uint32_t opcode);
 int tgr_op_rows(uint32_t opcode);
 /* Stripes only alone in a single stage, 1-D (TILING_ALONE). */
 int tgr_op_alone(uint32_t opcode);
+/* Spatial tiling in 2-D tiles only (TILING_2D_ONLY). */
+int tgr_op_two_d_only(uint32_t opcode);
 
 #endif

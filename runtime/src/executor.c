@@ -210,6 +210,18 @@ static uint32_t count_window_ops(const tgr_plan *p, uint32_t stage)
     return count_spatial_ops(p, stage, TILING_WINDOW, TILING_RESAMPLE);
 }
 
+/* Ops of stages first..last that tile in 2-D only (TILING_2D_ONLY). */
+static uint32_t count_two_d_only(const tgr_plan *p, uint32_t first, uint32_t last)
+{
+    uint32_t s, i, n = 0;
+    for (s = first; s <= last; ++s) {
+        for (i = 0; i < stage_ops_count(p, s); ++i) {
+            n += tgr_op_two_d_only(op_type(p, stage_op(p, s, i))) ? 1u : 0u;
+        }
+    }
+    return n;
+}
+
 /* Whether a stage input or output is held channels-last (NHWC or NLC, not the model's own axis
  * order), where spatial stripes apply. */
 static int touches_channels_last(const tgr_plan *p, uint32_t stage)
@@ -250,6 +262,10 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
         if (stage_chain_id(p, stage) != stage) {
             return PATH_SKIP;
         }
+        if (count_two_d_only(p, stage, stage + stage_chain_len(p, stage) - 1u) != 0u) {
+            *why = "an op of this kind runs only in 2-D tiles";
+            return PATH_REFUSED;
+        }
         return tgr_stripe_capable(p, stage, stage + stage_chain_len(p, stage) - 1u, why) ? TGR_PATH_CHAIN
                                                                                           : PATH_REFUSED;
     }
@@ -281,7 +297,8 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
         }
         return tgr_stripe_capable(p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;
     }
-    stripes = count_window_ops(p, stage) <= 1u && tgr_stripe_capable(p, stage, stage, &stripe_why);
+    stripes = count_window_ops(p, stage) <= 1u && count_two_d_only(p, stage, stage) == 0u &&
+              tgr_stripe_capable(p, stage, stage, &stripe_why);
     /* Row bands belong to tensors in the model's own axis order; a channels-last stage that
      * stripes runs as stripes even when it could also be banded. A refusal names why the stage
      * cannot run in row bands when it has no window op, else why it cannot stripe. */

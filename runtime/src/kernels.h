@@ -42,6 +42,12 @@ typedef struct tgr_qparams {
 void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                  const uint8_t *bias, const tgr_requant *rq, int8_t *output);
 
+/* Transposed convolution (no dilation): output (oy, ox) sums the taps (ky, kx) whose input
+ * position iy = (oy + pad_top - ky) / stride_h (exact division, inside the input) exists, and
+ * likewise for x. Output extents past the last tap (ONNX output_padding) hold the bias only. */
+void tgr_conv_transpose_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
+                           const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+
 void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                       const uint8_t *bias, const tgr_requant *rq, int8_t *output);
 

@@ -1,6 +1,6 @@
 /*
- * Convolution-family int8 kernels: Conv (OHWI filter), depthwise (HWC filter, channel
- * multiplier) and fully connected ([OC][IC] filter). Arithmetic per tgrs-executor.md §3.3:
+ * Convolution-family int8 kernels: Conv (OHWI filter), transposed Conv (OHWI filter), depthwise
+ * (HWC filter, channel multiplier) and fully connected ([OC][IC] filter). Arithmetic per tgrs-executor.md §3.3:
  * acc = bias + sum over valid taps of (x - in_zp) * w; padding taps are skipped, which equals
  * padding with the input zero point; then per-channel requantization and the int8 clamp.
  */
@@ -54,6 +54,54 @@ void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                             const int8_t *x;
                             const int8_t *f;
                             if (ix < 0 || ix >= w->in_w) {
+                                continue;
+                            }
+                            x = in_image + ((int64_t)iy * w->in_w + ix) * in_c;
+                            f = filter + (((int64_t)oc * w->kernel_h + ky) * w->kernel_w + kx) * in_c;
+                            for (ic = 0; ic < in_c; ++ic) {
+                                acc = wrap_add(acc, ((int32_t)x[ic] - rq->in_zp) * (int32_t)f[ic]);
+                            }
+                        }
+                    }
+                    *output++ = requantize(acc, rq, oc);
+                }
+            }
+        }
+    }
+}
+
+/* Input index a transposed convolution tap reads for output index o: the input position whose
+ * stride step plus the tap lands on o + pad, or -1 when none does. */
+static inline int32_t transposed_source(int32_t o, int32_t pad, int32_t tap, int32_t stride, int32_t extent)
+{
+    int32_t t = o + pad - tap;
+    if (t < 0 || t % stride != 0 || t / stride >= extent) {
+        return -1;
+    }
+    return t / stride;
+}
+
+void tgr_conv_transpose_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                           const tgr_requant *rq, int8_t *output)
+{
+    const int32_t in_c = w->in_c;
+    int32_t n, oy, ox, oc, ky, kx, ic;
+    for (n = 0; n < w->batch; ++n) {
+        const int8_t *in_image = input + (int64_t)n * w->in_h * w->in_w * in_c;
+        for (oy = 0; oy < w->out_h; ++oy) {
+            for (ox = 0; ox < w->out_w; ++ox) {
+                for (oc = 0; oc < w->out_c; ++oc) {
+                    int32_t acc = bias_at(bias, oc);
+                    for (ky = 0; ky < w->kernel_h; ++ky) {
+                        const int32_t iy = transposed_source(oy, w->pad_top, ky, w->stride_h, w->in_h);
+                        if (iy < 0) {
+                            continue;
+                        }
+                        for (kx = 0; kx < w->kernel_w; ++kx) {
+                            const int32_t ix = transposed_source(ox, w->pad_left, kx, w->stride_w, w->in_w);
+                            const int8_t *x;
+                            const int8_t *f;
+                            if (ix < 0) {
                                 continue;
                             }
                             x = in_image + ((int64_t)iy * w->in_w + ix) * in_c;

@@ -21,7 +21,10 @@ enum {
     TILING_ROWS = 4,
     /* The spatial mode holds only for the op alone in a single stage, in 1-D stripes: the
      * reference refuses chains and multi-op stripes holding it (Gelu, the indexing ops). */
-    TILING_ALONE = 8
+    TILING_ALONE = 8,
+    /* The spatial mode holds only in 2-D tiles (ConvTranspose: the compiler keeps it out of
+     * stripes and chains). */
+    TILING_2D_ONLY = 16
 };
 
 typedef struct tgr_op_impl {

@@ -83,6 +83,12 @@ int tgr_op_alone(uint32_t opcode)
     return impl != NULL && (impl->tiling & TILING_ALONE) != 0u;
 }
 
+int tgr_op_two_d_only(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL && (impl->tiling & TILING_2D_ONLY) != 0u;
+}
+
 /* ---- helpers ------------------------------------------------------------------------------- */
 
 int tgr_model_order(const tgr_plan *p, uint32_t t)

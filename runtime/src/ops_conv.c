@@ -1,6 +1,7 @@
 /*
- * Convolution family: Conv (OHWI filter), DepthwiseConv (HWC filter, channel multiplier) and
- * Gemm / fully connected ([OC][IC] filter), with the output's per-channel requantization.
+ * Convolution family: Conv (OHWI filter), DepthwiseConv (HWC filter, channel multiplier),
+ * ConvTranspose (OHWI filter; whole, or in 2-D tiles) and Gemm / fully connected ([OC][IC] filter),
+ * with the output's per-channel requantization.
  * The window helpers here are shared with the pooling family (ops_window.h).
  */
 #include "ops.h"
@@ -61,6 +62,13 @@ void tgr_window_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, const in
     w->stride_w = (int32_t)sp->stride_w;
     w->dilation_h = (int32_t)eff(sp->dilation_h);
     w->dilation_w = (int32_t)eff(sp->dilation_w);
+    if (op_type(p, o) == OP_CONV_TRANSPOSE) {
+        /* Output row y[0] + oy reads input row (y[0] + oy + pad - tap) / stride; relative to the
+         * buffer's first row x[0] the padding grows by y[0] and shrinks by x[0] strides. */
+        w->pad_top = (int32_t)sp->pad_top + y[0] - x[0] * w->stride_h;
+        w->pad_left = (int32_t)sp->pad_left + y[2] - x[2] * w->stride_w;
+        return;
+    }
     w->pad_top = (int32_t)sp->pad_top + x[0] - y[0] * w->stride_h;
     w->pad_left = (int32_t)sp->pad_left + x[2] - y[2] * w->stride_w;
 }
@@ -122,6 +130,36 @@ static tgr_status check_conv(const tgr_plan *p, uint32_t o, tgr_error *err)
     return check_filter(p, o, &sp, (uint64_t)out_c * taps * in_c, out_c, err);
 }
 
+/* ConvTranspose: OHWI filter, group 1, no dilation; each output extent is the transposed
+ * window's, (in - 1) * stride + kernel - pads, or up to stride - 1 more (ONNX output_padding). */
+static tgr_status check_conv_transpose(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t axis;
+    op_decode(p, o, &sp);
+    if (!tgr_is_nhwc(p, in) || !tgr_is_nhwc(p, out) || tensor_dim(p, in, 0) != tensor_dim(p, out, 0)) {
+        return tgr_bad_op(err, p, o, "input and output must be rank-4 channels-last tensors of one batch");
+    }
+    if (sp.group != 1u || eff(sp.dilation_h) != 1u || eff(sp.dilation_w) != 1u) {
+        return tgr_unsupported_op(err, p, o, "a grouped or dilated transposed convolution");
+    }
+    for (axis = 1u; axis <= 2u; ++axis) {
+        uint32_t kernel = axis == 1u ? sp.kernel_h : sp.kernel_w;
+        uint32_t stride = axis == 1u ? sp.stride_h : sp.stride_w;
+        int64_t pads = axis == 1u ? (int64_t)sp.pad_top + sp.pad_bottom : (int64_t)sp.pad_left + sp.pad_right;
+        int64_t base = ((int64_t)tensor_dim(p, in, axis) - 1) * stride + kernel - pads;
+        int64_t extent = tensor_dim(p, out, axis);
+        if (kernel == 0u || stride == 0u || base < 1 || extent < base || extent >= base + stride) {
+            return tgr_bad_op(err, p, o, "kernel, stride and pads do not produce the output extent");
+        }
+    }
+    return check_filter(p, o, &sp,
+                        (uint64_t)tensor_dim(p, out, 3) * sp.kernel_h * sp.kernel_w * (uint64_t)tensor_dim(p, in, 3),
+                        (uint32_t)tensor_dim(p, out, 3), err);
+}
+
 static tgr_status check_gemm(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     op_spatial sp;
@@ -155,7 +193,7 @@ static void run_conv(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
     op_decode(p, o, &sp);
     tgr_window_of(p, o, &sp, region, &w);
     requant_of(p, o, &sp, &rq);
-    (op_type(p, o) == OP_CONV ? tgr_conv_s8 : tgr_depthwise_s8)(
+    (op_type(p, o) == OP_CONV ? tgr_conv_s8 : op_type(p, o) == OP_CONV_TRANSPOSE ? tgr_conv_transpose_s8 : tgr_depthwise_s8)(
         &w, (const int8_t *)tensor_ptr[op_input(p, o, 0)], (const int8_t *)weight_data(p, sp.weight_idx),
         sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq, (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
@@ -179,6 +217,7 @@ static const tgr_op_impl conv_family[] = {
     {OP_CONV, TILING_WINDOW, check_conv, run_conv},
     {OP_DEPTHWISE, TILING_WINDOW, check_conv, run_conv},
     {OP_GEMM, TILING_ROWS, check_gemm, run_gemm},
+    {OP_CONV_TRANSPOSE, TILING_WINDOW | TILING_2D_ONLY, check_conv_transpose, run_conv},
 };
 
 const tgr_op_impl *tgr_ops_conv(uint32_t opcode)

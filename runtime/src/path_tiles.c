@@ -101,12 +101,19 @@ static void clear_unit_regions(const tgr_plan *p, const tile_unit *u, int32_t *r
 
 /* ---- sizing -------------------------------------------------------------------------------- */
 
+static int32_t floor_div(int32_t a, int32_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 /* Rows an op's input needs for `out` rows of output. Stripes use the exact window extent;
- * chains size their buffers for an interior tile the way the compiler does. */
-static int32_t input_length(int32_t out, int32_t stride, int32_t span, int chain)
+ * chains size their buffers for an interior tile the way the compiler does. A transposed
+ * convolution is sized as the reference sizes its 2-D tiles: (out + span + stride - 1) / stride
+ * + 2 (clamped by the caller), whatever the tile's position. */
+static int32_t input_length(int32_t out, int32_t stride, int32_t span, int chain, int transposed)
 {
     if (out <= 0) {
         return 0;
+    }
+    if (transposed) {
+        return (out + span + stride - 1) / stride + 2;
     }
     if (chain) {
         return out * stride + (span > stride ? span - stride : 0);
@@ -128,17 +135,18 @@ static uint32_t tile_footprint(const tgr_plan *p, const tile_unit *u, int32_t *r
     }
     for (o = u->end_op; o-- > u->first_op;) {
         const int32_t *y = region + 4u * op_output(p, o, 0);
+        const int transposed = op_type(p, o) == OP_CONV_TRANSPOSE;
         int32_t stride, span, pad;
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             uint32_t x = op_input(p, o, k);
             int32_t need;
             op_axis(p, o, 0, &stride, &span, &pad);
             need = is_resample_op(op_type(p, o)) ? tgr_resize_band_rows(p, o, y[ROW1])
-                                                 : input_length(y[ROW1], stride, span, u->chain);
+                                                 : input_length(y[ROW1], stride, span, u->chain, transposed);
             need = need < extent(p, x, 0) ? need : extent(p, x, 0);
             region[4u * x + ROW1] = need > region[4u * x + ROW1] ? need : region[4u * x + ROW1];
             op_axis(p, o, 1, &stride, &span, &pad);
-            need = u->two_d ? input_length(y[COL1], stride, span, u->chain) : extent(p, x, 1);
+            need = u->two_d ? input_length(y[COL1], stride, span, u->chain, transposed) : extent(p, x, 1);
             need = need < extent(p, x, 1) ? need : extent(p, x, 1);
             region[4u * x + COL1] = need > region[4u * x + COL1] ? need : region[4u * x + COL1];
         }
@@ -183,8 +191,14 @@ static void tile_regions(const tgr_plan *p, const tile_unit *u, int32_t *region,
                 int32_t hi = y[2 * axis + 1];
                 int32_t first, end;
                 op_axis(p, o, axis, &stride, &span, &pad);
-                first = lo * stride - pad;
-                end = (hi - 1) * stride - pad + span;
+                if (op_type(p, o) == OP_CONV_TRANSPOSE) {
+                    /* The input rows whose taps reach output rows [lo, hi). */
+                    first = floor_div(lo + pad - (span - 1), stride);
+                    end = floor_div(hi - 1 + pad, stride) + 1;
+                } else {
+                    first = lo * stride - pad;
+                    end = (hi - 1) * stride - pad + span;
+                }
                 if (axis == 1 && (is_resample_op(op_type(p, o)) || tgr_index_bandable_op(op_type(p, o)))) {
                     /* whole columns: 1-D stripes only (an indexing op maps its rows 1:1) */
                     first = 0;

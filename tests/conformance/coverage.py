@@ -21,7 +21,8 @@ Where every column comes from (nothing here is typed in by hand):
 * execution paths: the executor's path selection (``tgr_select_path`` in ``executor.c``)
   gives the set of paths; an op can take ``tiled``/``tiled_2d``/``chain`` when its tiling mode
   is spatial (``tgr_stripe_capable`` refuses TILING_NONE; TILING_RESAMPLE, Resize, and
-  TILING_ALONE ops only ``tiled``), ``rows`` when it has TILING_ROWS
+  TILING_ALONE ops only ``tiled``, TILING_2D_ONLY ops only ``tiled_2d``), ``rows`` when it has
+  TILING_ROWS
   (``tgr_rows_capable``), and ``by_input``/``transpose``/``reshape`` when the opcode is the one
   those single-op paths test for (``tgr_by_input_shape``, ``tgr_transpose_shape``,
   ``tgr_reshape_band_shape``). test_tflite_fixtures.py checks every path our runtime reports
@@ -64,9 +65,10 @@ REGENERATE = ".venv/bin/python tests/conformance/coverage.py --write"
 #: every execution path name, in the order the host ABI numbers them (tgr.h TGR_PATH_*)
 PATH_ORDER = ("normal", "tiled", "tiled_2d", "by_input", "transpose", "rows", "reshape", "chain", "control")
 
-TILING_POINTWISE, TILING_WINDOW, TILING_RESAMPLE, TILING_SPATIAL, TILING_ROWS, TILING_ALONE = 1, 2, 3, 3, 4, 8
+TILING_POINTWISE, TILING_WINDOW, TILING_RESAMPLE, TILING_SPATIAL, TILING_ROWS = 1, 2, 3, 3, 4
+TILING_ALONE, TILING_2D_ONLY = 8, 16
 TILING_BITS = {"TILING_NONE": 0, "TILING_POINTWISE": 1, "TILING_WINDOW": 2, "TILING_RESAMPLE": 3,
-               "TILING_SPATIAL": 3, "TILING_ROWS": 4, "TILING_ALONE": 8}
+               "TILING_SPATIAL": 3, "TILING_ROWS": 4, "TILING_ALONE": 8, "TILING_2D_ONLY": 16}
 SPATIAL_MODES = {TILING_POINTWISE: "POINTWISE", TILING_WINDOW: "WINDOW", TILING_RESAMPLE: "RESAMPLE"}
 
 # ----------------------------------------------------------------------------- the runtime's tables
@@ -109,7 +111,7 @@ class TableEntry:
         return self.run in {"NULL", "0", "run_nothing"}
 
 
-_ROW = re.compile(r"^\{\s*(OP_[A-Z0-9_]+|\d+)\s*,\s*(TILING_[A-Z]+(?:\s*\|\s*TILING_[A-Z]+)*)\s*,\s*(\w+)\s*,"
+_ROW = re.compile(r"^\{\s*(OP_[A-Z0-9_]+|\d+)\s*,\s*(TILING_[A-Z0-9_]+(?:\s*\|\s*TILING_[A-Z0-9_]+)*)\s*,\s*(\w+)\s*,"
                   r"\s*(\w+)\s*\}$")
 
 
@@ -200,6 +202,8 @@ def op_paths(opcode: int) -> tuple[str, ...]:
     one_d_only = entry.tiling & TILING_SPATIAL and entry.tiling & TILING_ALONE
     if entry.tiling & TILING_SPATIAL == TILING_RESAMPLE or one_d_only:
         paths.add("tiled")  # Resize and TILING_ALONE ops: 1-D stripes of a single stage only
+    elif entry.tiling & TILING_SPATIAL and entry.tiling & TILING_2D_ONLY:
+        paths.add("tiled_2d")  # ConvTranspose
     elif entry.tiling & TILING_SPATIAL:
         paths |= {"tiled", "tiled_2d", "chain"}
     if entry.tiling & TILING_ROWS:
@@ -214,6 +218,7 @@ def tiling_text(entry: TableEntry) -> str:
     names = [SPATIAL_MODES[entry.tiling & TILING_SPATIAL]] if entry.tiling & TILING_SPATIAL else []
     names += ["ROWS"] if entry.tiling & TILING_ROWS else []
     names += ["ALONE"] if entry.tiling & TILING_ALONE else []
+    names += ["2D_ONLY"] if entry.tiling & TILING_2D_ONLY else []
     return "+".join(names) if names else "NONE"
 
 
@@ -476,7 +481,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "",
         "Paths per operator: `tiled` (row stripes), `tiled_2d` and `chain` need a spatial tiling mode "
         "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, and TILING_ALONE ops, alone in their stage, take "
-        "`tiled` only), `rows` (row bands) needs "
+        "`tiled` only, TILING_2D_ONLY ones `tiled_2d` only), `rows` (row bands) needs "
         "TILING_ROWS, `by_input`, `transpose` and "
         "`reshape` are single-op paths of one operator each; `normal` is every supported op's.",
         "",

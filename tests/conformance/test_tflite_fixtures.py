@@ -67,7 +67,6 @@ EXPECTED_REFUSALS: dict[str, str] = {
     # int8 ops without an implementation, refused by name
     **{n: "(CumSum) is not supported" for n in (
         "cumsum", "cumsum_exclusive_reverse", "cumsum_offset", "cumsum_offset_exclusive_reverse")},
-    "transpose_conv": "(ConvTranspose) is not supported",
     "l2_normalization": "(L2Normalization) is not supported",
     "rsqrt": "(Rsqrt) is not supported",
     # the reference's int8 arithmetic is not reproduced bit for bit

@@ -82,6 +82,8 @@ def _weight_axis(node: onnx.NodeProto) -> int:
     if node.op_type == "Gemm":
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         return 0 if attrs.get("transB", 0) else 1
+    if node.op_type == "ConvTranspose":
+        return 1  # IOHW, per output channel
     return 0  # Conv: OIHW, per output channel
 
 
@@ -96,7 +98,7 @@ def quantize_manual(
     """Return a QDQ model (float interface) for ``model``.
 
     Every activation (graph inputs and node outputs) gets a Q/DQ pair unless listed in
-    ``unquantized``. Conv/Gemm weights (input 1, an initializer) become per-channel symmetric
+    ``unquantized``. Conv/ConvTranspose/Gemm weights (input 1, an initializer) become per-channel symmetric
     int8 with a DequantizeLinear; their biases (input 2) int32 at ``s_in * s_w``. ``overrides``
     maps a tensor name to its (scale, zero point); ``symmetric`` selects zero point 0 activations.
     """
@@ -151,7 +153,7 @@ def quantize_manual(
             if name in inits:
                 continue
             n.input[i] = deq(name)
-        if node.op_type in ("Conv", "Gemm") and len(node.input) > 1 and node.input[1] in inits:
+        if node.op_type in ("Conv", "ConvTranspose", "Gemm") and len(node.input) > 1 and node.input[1] in inits:
             axis = _weight_axis(node)
             w = numpy_helper.to_array(inits[node.input[1]]).astype(np.float64)
             red = tuple(a for a in range(w.ndim) if a != axis)

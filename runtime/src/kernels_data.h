@@ -111,6 +111,18 @@ typedef struct tgr_matmul_params {
 void tgr_matmul_s8(uint32_t batch, uint32_t rows, uint32_t depth, uint32_t cols, const int8_t *a, const int8_t *b,
                    const tgr_matmul_params *q, int8_t *out);
 
+/* CumSum along the middle axis of [outer][length][inner] (kernels_reduce.c): the running sum of
+ * (x - in_zp), started at -in_zp, lifted by 2^lift, requantized by MBQM(multiplier, shift) +
+ * out_zp; `exclusive` leaves the current element out, `reverse` runs from the end. The op check
+ * guarantees the lifted sum stays inside int32. */
+typedef struct tgr_cumsum_params {
+    int exclusive, reverse;
+    int32_t in_zp, out_zp, lift;
+    int32_t multiplier, shift;
+} tgr_cumsum_params;
+void tgr_cumsum_s8(const tgr_cumsum_params *c, uint32_t outer, uint32_t length, uint32_t inner, const int8_t *in,
+                   int8_t *out);
+
 /* ---- indexing (kernels_index.c) --------------------------------------------------------------- */
 
 /* Where output coordinate i of one axis reads its input coordinate: start + i * step, then, for

@@ -113,3 +113,28 @@ void tgr_global_max_pool_s8(int32_t batch, int32_t positions, int32_t channels, 
         }
     }
 }
+
+void tgr_cumsum_s8(const tgr_cumsum_params *c, uint32_t outer, uint32_t length, uint32_t inner, const int8_t *in,
+                   int8_t *out)
+{
+    uint32_t o, i, n;
+    for (o = 0; o < outer; ++o) {
+        for (i = 0; i < inner; ++i) {
+            const size_t base = (size_t)o * length * inner + i;
+            int32_t sum = -c->in_zp;
+            for (n = 0; n < length; ++n) {
+                const size_t at = base + (size_t)(c->reverse ? length - 1u - n : n) * inner;
+                const int32_t term = (int32_t)in[at] - c->in_zp;
+                int32_t y;
+                if (!c->exclusive) {
+                    sum += term;
+                }
+                y = fp_mul_by_quantized_multiplier((int32_t)((uint32_t)sum << c->lift), c->multiplier, c->shift);
+                out[at] = (int8_t)clamp_i32(y + c->out_zp, -128, 127);
+                if (c->exclusive) {
+                    sum += term;
+                }
+            }
+        }
+    }
+}

@@ -63,9 +63,11 @@ static void emit_rows(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage
 
 /* ---- rows ---------------------------------------------------------------------------------- */
 
+/* The reductions, and CumSum, banded like them along an axis they do not run along. */
 static int is_reduction(uint32_t type)
 {
-    return type == OP_REDUCE_MEAN || type == OP_REDUCE_MAX || type == OP_REDUCE_MIN || type == OP_REDUCE_SUM;
+    return type == OP_REDUCE_MEAN || type == OP_REDUCE_MAX || type == OP_REDUCE_MIN || type == OP_REDUCE_SUM ||
+           type == OP_CUMSUM;
 }
 
 /* A stage of one op that the compiler bands along an axis of its choosing (an independent band):
@@ -101,6 +103,7 @@ static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axi
     case OP_REDUCE_MAX:
     case OP_REDUCE_MIN:
     case OP_REDUCE_SUM:
+    case OP_CUMSUM:
         list = tgr_attr_find(p, o, ATTR_AXES, &len);
         for (k = 0; k < len; ++k) {
             if (list[k] == axis) {
@@ -415,9 +418,10 @@ static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis,
 static int output_over_input(const tgr_plan *p, uint32_t stage, uint32_t axis, int32_t rows)
 {
     uint32_t in, out, later, k;
-    /* Of the lone ops, like the reference, only an indexing op banded as a batch of matrices. */
+    /* Of the lone ops, like the reference, only one banded as a batch of matrices (not a
+     * Transpose, which may reorder the axes around its band). */
     if (stage_in_count(p, stage) != 1u || stage_out_count(p, stage) != 1u ||
-        (lone_free_axis_op(p, stage) && (!tgr_index_bandable_op(op_type(p, stage_op(p, stage, 0))) ||
+        (lone_free_axis_op(p, stage) && (op_type(p, stage_op(p, stage, 0)) == OP_TRANSPOSE ||
                                          !matrix_view(p, stage_input(p, stage, 0)) ||
                                          axis + 2u != tensor_ndim(p, stage_input(p, stage, 0))))) {
         return 0;

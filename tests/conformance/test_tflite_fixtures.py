@@ -65,8 +65,6 @@ EXPECTED_REFUSALS: dict[str, str] = {
     "detection_fast": _DTYPE_FLOAT, "detection_regular": _DTYPE_FLOAT,
     **{n: _STATE for n in ("if_conv", "lstm", "lstm_time_major_clip", "svdf", "svdf_batch", "while_conv")},
     # int8 ops without an implementation, refused by name
-    **{n: "(CumSum) is not supported" for n in (
-        "cumsum", "cumsum_exclusive_reverse", "cumsum_offset", "cumsum_offset_exclusive_reverse")},
     "l2_normalization": "(L2Normalization) is not supported",
     "rsqrt": "(Rsqrt) is not supported",
     # the reference's int8 arithmetic is not reproduced bit for bit

@@ -5,13 +5,16 @@ QM(s_in/s_out) on sum - zp_in * count), ReduceMax/ReduceMin (60/61; equal quanti
 the compiler refuses others), GlobalMaxPool (31; maximum requantized in double), and the
 MaxPool/AveragePool variants the ONNX front end resolves into explicit pads (ceil_mode,
 SAME_UPPER/SAME_LOWER). The ONNX front end only emits ReduceX for a rank-3 input and one axis;
-multi-axis and non-adjacent reductions come from the compiler's TFLite fixtures.
+multi-axis and non-adjacent reductions come from the compiler's TFLite fixtures. CumSum (63):
+running sums along one axis, inclusive/exclusive, forward/reverse, on tie-prone scales, in row
+bands, and refused where the reference's accumulator can overflow (it then fails the run).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from models_data import (
@@ -24,10 +27,12 @@ from models_data import (
     opcodes,
     plan_for,
     read_plan,
+    reference_paths,
 )
 
 pytest.importorskip("tigris.runtime")
 
+CUMSUM = 63
 OPCODE = {"ReduceMean": 26, "ReduceMax": 60, "ReduceMin": 61, "ReduceSum": 62, "GlobalMaxPool": 31,
           "MaxPool": 5, "AveragePool": 6}
 
@@ -114,10 +119,54 @@ FIXTURES = [
     "mean_all", "mean_channels", "mean_rows", "mean_spatial", "mean_nonadjacent_image", "mean_nonadjacent_keep",
     "mean_nonadjacent_negative", "mean_nonadjacent_tokens", "reduce_max_channels", "reduce_max_spatial",
     "reduce_min_rows", "sum_channels", "sum_spatial", "avg_pool_same", "avg_pool_valid", "max_pool_same",
-    "max_pool_valid",
+    "max_pool_valid", "cumsum", "cumsum_exclusive_reverse", "cumsum_offset", "cumsum_offset_exclusive_reverse",
 ]
 
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_tflite_fixture(name: str, work: Path, lib: Path) -> None:
     assert_same_as_reference(fixture_plan(name, work), lib)
+
+
+# --------------------------------------------------------------------------- CumSum
+
+#: (s_in, s_out) pairs: an ordinary one, exact .5 ties, and s_in = 0.1f - 1 ulp against 0.04f,
+#: where float32 and double ratios round ties differently (neither is what the reference does)
+CUMSUM_SCALES = {"plain": (0.05, 0.21), "ties": (0.02, 0.04),
+                 "ulp": (float(np.nextafter(np.float32(0.1), np.float32(0))), 0.04)}
+
+
+def _cumsum(shape, axis: int, exclusive: int, reverse: int):
+    return graph([node("CumSum", ["x", "a"], ["y"], exclusive=exclusive, reverse=reverse)], {"x": shape},
+                 [const("a", np.array(axis, np.int64))])
+
+
+@pytest.mark.parametrize("scales", sorted(CUMSUM_SCALES))
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("axis", [1, 2])
+def test_cumsum(axis: int, exclusive: int, reverse: int, scales: str, work: Path, lib: Path) -> None:
+    # The compiler takes ONNX CumSum for a rank-3 input with input zero point 0 only.
+    si, so = CUMSUM_SCALES[scales]
+    plan = plan_for(work, f"cumsum_{axis}_{exclusive}{reverse}_{scales}", _cumsum([2, 6, 5], axis, exclusive, reverse),
+                    {"x": (si, 0), "y": (so, -7)})
+    assert CUMSUM in opcodes(read_plan(plan))
+    assert_same_as_reference(plan, lib, n_inputs=4)
+
+
+def test_cumsum_in_row_bands(work: Path, lib: Path) -> None:
+    plan = plan_for(work, "cumsum_rows", _cumsum([8, 30, 16], 2, 0, 0), {"x": (0.05, 0), "y": (0.21, 3)}, budget="1K")
+    assert "rows" in reference_paths(plan)
+    assert_same_as_reference(plan, lib, n_inputs=3)
+
+
+def test_cumsum_that_can_overflow_is_refused(work: Path, lib: Path) -> None:
+    """40 steps of 127: the reference's sum, lifted by 2^19, passes 2^31 and it fails that run;
+    a run of ours cannot fail after init, so the plan is refused at load."""
+    from runtime.oracle import open_session
+    from tigris.runtime import RuntimeError as TigrisError
+
+    plan = plan_for(work, "cumsum_long", _cumsum([1, 4, 40], 2, 0, 0), {"x": (0.02, 0), "y": (0.5, 0)})
+    message = assert_refused(plan, lib, "CumSum", reference_refuses=False)
+    assert "overflow" in message
+    with open_session(plan, None) as ref, pytest.raises(TigrisError):
+        ref.run({s["name"]: np.full(s["shape"], 127, np.int8) for s in ref.inputs})

@@ -101,7 +101,7 @@ void tgr_resize_input_rows(const tgr_plan *p, uint32_t o, int32_t r0, int32_t r1
 int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows);
 
 /* Indexing ops that run in bands along an axis they map onto itself (ops_index.c): Gather,
- * StridedSlice, MirrorPad, ReverseV2, DynamicUpdateSlice. */
+ * GatherND, StridedSlice, MirrorPad, ReverseV2, DynamicUpdateSlice. */
 int tgr_index_bandable_op(uint32_t opcode);
 /* Why indexing op o (ops_index.c) cannot run in row bands along `axis`, or NULL. */
 const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis);

@@ -10,9 +10,10 @@
  *   we refuse such indices at load. Indices inside LZ4-compressed weights cannot be read before
  *   their stage runs, so those plans are refused too.
  * Every op copies codes: plans whose output is quantized unlike the input are refused.
- * All but GatherND also run in bands along an axis they map onto itself: row bands (path_rows.c)
- * and, alone in their stage, 1-D spatial stripes along axis 1 (path_tiles.c), as the compiler
- * plans them (partition_spatial's independent bands).
+ * They also run in bands along an axis they map onto itself, as the compiler plans them
+ * (partition_spatial's independent bands): row bands (path_rows.c; a Gather or GatherND that
+ * changes the rank along the last axis of each tensor) and, alone in their stage, all but
+ * GatherND in 1-D spatial stripes along axis 1 (path_tiles.c).
  */
 #include "kernels_data.h"
 #include "ops.h"
@@ -337,9 +338,8 @@ static void run_gather_nd(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_
     const uint8_t *m = movement(p, o, &n);
     uint32_t depth = (uint32_t)movement_int(m, n - 1u);
     op_spatial sp;
-    (void)region;
     op_decode(p, o, &sp);
-    tgr_band_dims(p, in, NULL, dims);
+    tgr_band_dims(p, in, region, dims);
     for (k = 1u; k + 1u < n; ++k) {
         count *= (uint32_t)movement_int(m, k);
     }
@@ -397,7 +397,7 @@ static void run_update_slice(const tgr_plan *p, uint32_t o, uint8_t *const *tens
 
 int tgr_index_bandable_op(uint32_t opcode)
 {
-    return opcode == OP_GATHER || (opcode >= OP_STRIDED_SLICE && opcode <= OP_REVERSE) || opcode == OP_UPDATE_SLICE;
+    return (opcode >= OP_GATHER && opcode <= OP_REVERSE) || opcode == OP_UPDATE_SLICE;
 }
 
 const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
@@ -405,8 +405,11 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
     uint32_t in = op_input(p, o, 0);
     uint32_t n;
     const uint8_t *m = movement(p, o, &n);
-    /* A band keeps its axis index only where input and output have the same axes. */
-    if (m == NULL || tensor_ndim(p, op_output(p, o, 0)) != tensor_ndim(p, in) || axis >= tensor_ndim(p, in)) {
+    int gathers = op_type(p, o) == OP_GATHER || op_type(p, o) == OP_GATHER_ND;
+    /* A band keeps its axis index where input and output have the same axes; a gather that
+     * changes the rank is banded along the last axis of each (path_rows.c). */
+    if (m == NULL || axis >= tensor_ndim(p, in) ||
+        (tensor_ndim(p, op_output(p, o, 0)) != tensor_ndim(p, in) && !(gathers && axis + 1u == tensor_ndim(p, in)))) {
         return "an op that changes the rank cannot run in row bands";
     }
     switch (op_type(p, o)) {
@@ -426,6 +429,9 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
         return axis >= (uint32_t)movement_int(m, 1) && axis != (uint32_t)movement_int(m, 0)
                    ? NULL
                    : "a Gather cannot be banded along its gather or batch axes";
+    case OP_GATHER_ND: /* the index tuples address the leading `depth` axes */
+        return axis >= (uint32_t)movement_int(m, n - 1u) ? NULL
+                                                         : "a GatherND cannot be banded along an axis it indexes";
     case OP_UPDATE_SLICE:
         return n == 2u * tensor_ndim(p, in) && movement_int(m, axis) == 0 &&
                        movement_int(m, tensor_ndim(p, in) + axis) == tensor_dim(p, in, axis)
@@ -438,7 +444,7 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
 
 static const tgr_op_impl index_family[] = {
     {OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather},
-    {OP_GATHER_ND, TILING_NONE, check_gather_nd, run_gather_nd},
+    {OP_GATHER_ND, TILING_ROWS, check_gather_nd, run_gather_nd},
     {OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
     {OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
     {OP_REVERSE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},

@@ -79,6 +79,19 @@ static int lone_free_axis_op(const tgr_plan *p, uint32_t stage)
                                                type == OP_PAD || is_reduction(type) || tgr_index_bandable_op(type));
 }
 
+/* The band axis of tensor t. A lone indexing op banded along its input's last axis bands every
+ * tensor along its own last axis (a Gather or GatherND may change the rank); everything else
+ * bands the same axis of every tensor. */
+static uint32_t axis_of(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis)
+{
+    uint32_t o = stage_op(p, stage, 0);
+    if (lone_free_axis_op(p, stage) && tgr_index_bandable_op(op_type(p, o)) &&
+        axis + 1u == tensor_ndim(p, op_input(p, o, 0))) {
+        return tensor_ndim(p, t) - 1u;
+    }
+    return axis;
+}
+
 /* Op-specific limits on which axis may be banded. */
 static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
 {
@@ -209,6 +222,25 @@ static int indexing_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, ui
     return 1;
 }
 
+/* Whether every tensor of op o ends in the same extent (more than 1) and the op maps its input's
+ * last axis onto the output's: the band of the compiler's trailing mode, where ranks may differ. */
+static int last_axis_bands(const tgr_plan *p, uint32_t o)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t k;
+    if (tensor_dim(p, in, rank - 1u) <= 1 || tgr_index_band_problem(p, o, rank - 1u) != NULL) {
+        return 0;
+    }
+    for (k = 0; k < op_num_inputs(p, o) + 1u; ++k) {
+        uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, 0);
+        if (tensor_ndim(p, t) == 0u || tensor_dim(p, t, tensor_ndim(p, t) - 1u) != tensor_dim(p, in, rank - 1u)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The axis a lone indexing op is banded along, in the compiler's order (partition_spatial): the
  * matrix row axis when every tensor is a batch of matrices; none when its height (axis 1 of rank
  * 3 or 4) can be banded, since such stages run as spatial stripes (path_tiles.c); else its
@@ -230,7 +262,7 @@ static int indexing_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int
         return 0;
     } else if (indexing_bands_along(p, o, leading, 1u)) {
         *axis = leading;
-    } else if (rank > 0u && indexing_bands_along(p, o, rank - 1u, 0u)) {
+    } else if (rank > 0u && last_axis_bands(p, o)) {
         *axis = rank - 1u;
     } else {
         return 0;
@@ -323,6 +355,7 @@ static int whole_operand(const tgr_plan *p, uint32_t o, uint32_t k, uint32_t axi
  * along its outermost axis longer than 1 (tgr_row_axis), unless it names its axis (a lone op). */
 static int bandable(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis, int32_t rows)
 {
+    axis = axis_of(p, stage, t, axis);
     return rows > 1 && axis < tensor_ndim(p, t) && tensor_dim(p, t, axis) == rows &&
            (lone_free_axis_op(p, stage) ||
             (tensor_ndim(p, t) == 4u ? axis == 1u || axis == 2u : tgr_band_axis(p, t) == axis));
@@ -401,14 +434,15 @@ static uint32_t rows_footprint(const tgr_plan *p, uint32_t stage, uint32_t axis,
     for (i = 0; i < stage_in_count(p, stage); ++i) {
         uint32_t t = stage_input(p, stage, i);
         total += align_up(read_whole(p, stage, t, axis, rows) ? tensor_bytes(p, t)
-                                                              : (uint32_t)band * row_bytes(p, t, axis),
+                                                              : (uint32_t)band * row_bytes(p, t, axis_of(p, stage, t, axis)),
                           TGR_TENSOR_ALIGN);
     }
     for (i = 0; i < stage_ops_count(p, stage); ++i) {
         uint32_t o = stage_op(p, stage, i);
         uint32_t k;
         for (k = 0; k < op_num_outputs(p, o); ++k) {
-            total += align_up((uint32_t)band * row_bytes(p, op_output(p, o, k), axis), TGR_TENSOR_ALIGN);
+            uint32_t y = op_output(p, o, k);
+            total += align_up((uint32_t)band * row_bytes(p, y, axis_of(p, stage, y, axis)), TGR_TENSOR_ALIGN);
         }
     }
     return total;
@@ -449,6 +483,7 @@ static void set_band(const tgr_plan *p, uint32_t stage, int32_t *region, uint32_
 {
     int32_t *r = region + 4u * t;
     if (lone_free_axis_op(p, stage)) {
+        axis = axis_of(p, stage, t, axis);
         r[0] = whole ? 0 : r0;
         r[1] = whole ? tensor_dim(p, t, axis) : r1;
         r[2] = (int32_t)axis;
@@ -518,8 +553,9 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
         s->counters.tiles += 1u;
         for (i = 0; i < stage_in_count(p, stage); ++i) {
             uint32_t t = stage_input(p, stage, i);
-            uint32_t step = run_step(p, t, axis);
-            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, axis);
+            uint32_t along = axis_of(p, stage, t, axis);
+            uint32_t step = run_step(p, t, along);
+            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, along);
             int whole = read_whole(p, stage, t, axis, rows);
             set_band(p, stage, s->region, t, axis, whole, r0, r1);
             if (whole) {
@@ -529,7 +565,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
                 return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
             }
             copy_runs(s->tensor_ptr[t], (uint32_t)(r1 - r0) * step, in[i].ptr + (uint32_t)r0 * step,
-                      (uint64_t)tensor_dim(p, t, axis) * step, row_bytes(p, t, axis) / step, (uint32_t)(r1 - r0) * step);
+                      (uint64_t)tensor_dim(p, t, along) * step, row_bytes(p, t, along) / step, (uint32_t)(r1 - r0) * step);
             s->counters.load_bytes += bytes;
             emit_rows(s, TGR_EV_LOAD, TGR_POOL_FAST, stage, t, (uint32_t)(s->tensor_ptr[t] - s->fast.base),
                       (uint32_t)(in[i].ptr - s->slow.base) + (uint32_t)r0 * step, bytes, r0, r1);
@@ -540,8 +576,8 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
             for (k = 0; k < op_num_outputs(p, o); ++k) {
                 uint32_t y = op_output(p, o, k);
                 set_band(p, stage, s->region, y, axis, 0, r0, r1);
-                if (!tgr_place_bytes(s, TGR_POOL_FAST, y, (uint32_t)(r1 - r0) * row_bytes(p, y, axis), ceiling,
-                                     stage)) {
+                if (!tgr_place_bytes(s, TGR_POOL_FAST, y, (uint32_t)(r1 - r0) * row_bytes(p, y, axis_of(p, stage, y, axis)),
+                                     ceiling, stage)) {
                     return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
                 }
             }
@@ -550,10 +586,11 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
         }
         for (i = 0; i < stage_out_count(p, stage); ++i) {
             uint32_t t = stage_output(p, stage, i);
-            uint32_t step = run_step(p, t, axis);
-            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, axis);
-            copy_runs(out[i].ptr + (uint32_t)r0 * step, (uint64_t)tensor_dim(p, t, axis) * step, s->tensor_ptr[t],
-                      (uint32_t)(r1 - r0) * step, row_bytes(p, t, axis) / step, (uint32_t)(r1 - r0) * step);
+            uint32_t along = axis_of(p, stage, t, axis);
+            uint32_t step = run_step(p, t, along);
+            uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes(p, t, along);
+            copy_runs(out[i].ptr + (uint32_t)r0 * step, (uint64_t)tensor_dim(p, t, along) * step, s->tensor_ptr[t],
+                      (uint32_t)(r1 - r0) * step, row_bytes(p, t, along) / step, (uint32_t)(r1 - r0) * step);
             s->counters.spill_bytes += bytes;
             emit_rows(s, TGR_EV_SPILL, TGR_POOL_SLOW, stage, t,
                       (uint32_t)(out[i].ptr - s->slow.base) + (uint32_t)r0 * step,

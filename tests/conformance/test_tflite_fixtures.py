@@ -76,11 +76,6 @@ EXPECTED_REFUSALS: dict[str, str] = {
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the
 #: fixtures of EXPECTED_REFUSALS, which must be refused for the same reason at any budget)
 EXPECTED_TIGHT_REFUSALS: dict[str, str] = {
-    # a lone Gather/GatherND that changes the rank is banded by the compiler along each tensor's
-    # last axis; our row bands keep one axis index for every tensor
-    "gather_batch_matrix": "the stage has no axis to band",
-    "gather_matrix": "the stage has no axis to band",
-    "gather_nd": "an op of this kind cannot run in row bands",
 }
 
 #: (fixture, variant) -> what differs from the reference; strict xfail

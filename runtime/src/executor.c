@@ -134,6 +134,13 @@ static void convert_out(const tgr_plan *p, uint32_t t, const int8_t *src, uint8_
             dst[i] = (uint8_t)((uint8_t)src[i] ^ 0x80u);
         }
         break;
+    case DT_INT64: /* int32 indices (ArgMax) behind an ONNX int64 output: sign-extended, little-endian */
+        for (i = 0; i < n; i += 4u) {
+            uint8_t fill = (uint8_t)(src[i + 3u] < 0 ? 0xFFu : 0x00u);
+            memcpy(dst + 2u * i, src + i, 4u);
+            memset(dst + 2u * i + 4u, fill, 4u);
+        }
+        break;
     default:
         memcpy(dst, src, n);
         break;

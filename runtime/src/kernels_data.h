@@ -123,6 +123,10 @@ typedef struct tgr_cumsum_params {
 void tgr_cumsum_s8(const tgr_cumsum_params *c, uint32_t outer, uint32_t length, uint32_t inner, const int8_t *in,
                    int8_t *out);
 
+/* ArgMax (`smallest` 0) / ArgMin along the middle axis of [outer][length][inner]: the index of
+ * the first extreme code, as little-endian int32 at out[4 * (o * inner + i)]. */
+void tgr_arg_extreme_s8(int smallest, uint32_t outer, uint32_t length, uint32_t inner, const int8_t *in, uint8_t *out);
+
 /* ---- indexing (kernels_index.c) --------------------------------------------------------------- */
 
 /* Where output coordinate i of one axis reads its input coordinate: start + i * step, then, for

@@ -138,3 +138,25 @@ void tgr_cumsum_s8(const tgr_cumsum_params *c, uint32_t outer, uint32_t length, 
         }
     }
 }
+
+void tgr_arg_extreme_s8(int smallest, uint32_t outer, uint32_t length, uint32_t inner, const int8_t *in, uint8_t *out)
+{
+    uint32_t o, i, n;
+    for (o = 0; o < outer; ++o) {
+        for (i = 0; i < inner; ++i) {
+            const int8_t *x = in + (size_t)o * length * inner + i;
+            uint32_t best = 0u;
+            uint8_t *y = out + 4u * ((size_t)o * inner + i);
+            for (n = 1u; n < length; ++n) {
+                int8_t v = x[(size_t)n * inner];
+                if (smallest ? v < x[(size_t)best * inner] : v > x[(size_t)best * inner]) {
+                    best = n;
+                }
+            }
+            y[0] = (uint8_t)best;
+            y[1] = (uint8_t)(best >> 8);
+            y[2] = (uint8_t)(best >> 16);
+            y[3] = (uint8_t)(best >> 24);
+        }
+    }
+}

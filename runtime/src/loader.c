@@ -445,6 +445,25 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
                             "float32 plans are not supported by this runtime (tensor %u); compile an int8 model",
                             t);
         }
+        /* int32 only as a model output (ArgMax/ArgMin indices; tgr_check_kernels refuses any other
+         * op touching one), without the quantization an int8 tensor needs, handed out as stored
+         * or widened to int64 (an ONNX ArgMax). */
+        if (dtype == DT_INT32 && (flags & TF_MODEL_OUTPUT) && !(flags & TF_MODEL_INPUT) &&
+            (iface == 0u || iface == DT_INT64)) {
+            if (elements * 4u != rd_u32(r + 4)) {
+                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
+                                t, rd_u32(r + 4), (uint32_t)(elements * 4u));
+            }
+            if (elements * 4u > 0x7FFFFFFFu) {
+                return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u has %u bytes (max 2^31 - 1)",
+                                t, (uint32_t)(elements * 4u));
+            }
+            if (flags & ~allowed_flags) {
+                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u has unsupported flag bits 0x%x", t,
+                                flags & ~allowed_flags);
+            }
+            continue;
+        }
         if (dtype != DT_INT8) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8 tensors only",
                             t, dtype);

@@ -31,6 +31,25 @@ const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
     return impl;
 }
 
+/* The loader lets int32 tensors through only as model outputs; the one op that may write one is
+ * ArgMax/ArgMin, and none may read one. */
+static int int32_where_allowed(const tgr_plan *p, uint32_t o)
+{
+    uint32_t k;
+    int indices = op_type(p, o) == OP_ARG_MAX || op_type(p, o) == OP_ARG_MIN;
+    for (k = 0; k < op_num_inputs(p, o); ++k) {
+        if (tensor_dtype(p, op_input(p, o, k)) != DT_INT8) {
+            return 0;
+        }
+    }
+    for (k = 0; k < op_num_outputs(p, o); ++k) {
+        if ((tensor_dtype(p, op_output(p, o, k)) == DT_INT32) != indices) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
 {
     uint32_t o;
@@ -39,6 +58,11 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
         tgr_status st;
         if (impl == NULL) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) is not supported by this runtime", o,
+                            tgr_op_name(op_type(p, o)));
+        }
+        if (!int32_where_allowed(p, o)) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                            "op %u (%s): int32 tensors are supported only as ArgMax/ArgMin outputs", o,
                             tgr_op_name(op_type(p, o)));
         }
         st = impl->check(p, o, err);

@@ -1,7 +1,7 @@
 /*
  * Reduce family: ReduceMean (26), ReduceMax (60), ReduceMin (61), ReduceSum (62) over the
- * stored axes listed in OP_ATTR_AXES, GlobalMaxPool (31), and CumSum (63), the running sum along
- * one axis. Arithmetic in kernels_reduce.c.
+ * stored axes listed in OP_ATTR_AXES, GlobalMaxPool (31), CumSum (63), the running sum along
+ * one axis, and ArgMax/ArgMin (64/65), int32 indices. Arithmetic in kernels_reduce.c.
  *
  * The output keeps the non-reduced axes in their stored order (with or without the reduced axes
  * kept as extent 1); the check below insists on exactly that, so the kernel can write the
@@ -218,6 +218,58 @@ static void run_cumsum(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
                   (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
+/* ---- ArgMax / ArgMin -------------------------------------------------------------------------
+ * The index (int32, a model output) of the first largest / smallest code along one stored axis;
+ * the input's quantization is monotonic, so codes order like the values. The output drops the
+ * axis or keeps it as extent 1. */
+
+static tgr_status check_arg(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t len = 0, k, j = 0;
+    const uint8_t *axes = tgr_attr_find(p, o, ATTR_AXES, &len);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (axes == NULL || len != 1u || axes[0] >= rank) {
+        return tgr_bad_op(err, p, o, "needs one stored axis of the input");
+    }
+    if (!tgr_neutral_activation(&sp) || quant_scale(p, tensor_quant(p, in)) <= 0.0f) {
+        return tgr_bad_op(err, p, o, "a fused activation or a non-positive input scale");
+    }
+    /* Output: the input's extents without the axis (or with it as 1). */
+    for (k = 0; k < rank; ++k) {
+        if (k == axes[0]) {
+            j += tensor_ndim(p, out) == rank ? 1u : 0u;
+            continue;
+        }
+        if (j >= tensor_ndim(p, out) || tensor_dim(p, out, j) != tensor_dim(p, in, k)) {
+            return tgr_bad_op(err, p, o, "output extents are not the input's without the axis");
+        }
+        ++j;
+    }
+    if (j != tensor_ndim(p, out) || (tensor_ndim(p, out) == rank && tensor_dim(p, out, axes[0]) != 1)) {
+        return tgr_bad_op(err, p, o, "output extents are not the input's without the axis");
+    }
+    return TGR_OK;
+}
+
+static void run_arg(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t axis = tgr_attr_find(p, o, ATTR_AXES, NULL)[0];
+    uint32_t k, outer = 1u, inner = 1u;
+    tgr_band_dims(p, in, region, dims);
+    for (k = 0; k < tensor_ndim(p, in); ++k) {
+        outer *= k < axis ? (uint32_t)dims[k] : 1u;
+        inner *= k > axis ? (uint32_t)dims[k] : 1u;
+    }
+    tgr_arg_extreme_s8(op_type(p, o) == OP_ARG_MIN, outer, (uint32_t)dims[axis], inner,
+                       (const int8_t *)tensor_ptr[in], tensor_ptr[op_output(p, o, 0)]);
+}
+
 static const tgr_op_impl reduce_family[] = {
     {26, TILING_ROWS, check_reduce, run_reduce},
     {31, TILING_NONE, check_global_max, run_global_max},
@@ -225,6 +277,8 @@ static const tgr_op_impl reduce_family[] = {
     {61, TILING_ROWS, check_reduce, run_reduce},
     {62, TILING_ROWS, check_reduce, run_reduce},
     {63, TILING_ROWS, check_cumsum, run_cumsum},
+    {64, TILING_ROWS, check_arg, run_arg},
+    {65, TILING_ROWS, check_arg, run_arg},
 };
 
 const tgr_op_impl *tgr_ops_reduce(uint32_t opcode)

@@ -63,11 +63,19 @@ static void emit_rows(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage
 
 /* ---- rows ---------------------------------------------------------------------------------- */
 
-/* The reductions, and CumSum, banded like them along an axis they do not run along. */
+/* The reductions, and CumSum and ArgMax/ArgMin, banded like them along an axis they do not run
+ * along. */
 static int is_reduction(uint32_t type)
 {
     return type == OP_REDUCE_MEAN || type == OP_REDUCE_MAX || type == OP_REDUCE_MIN || type == OP_REDUCE_SUM ||
-           type == OP_CUMSUM;
+           type == OP_CUMSUM || type == OP_ARG_MAX || type == OP_ARG_MIN;
+}
+
+/* An ArgMax/ArgMin whose output drops the reduced axis: axes before it keep their index. */
+static int drops_axis(const tgr_plan *p, uint32_t o)
+{
+    return (op_type(p, o) == OP_ARG_MAX || op_type(p, o) == OP_ARG_MIN) &&
+           tensor_ndim(p, op_output(p, o, 0)) + 1u == tensor_ndim(p, op_input(p, o, 0));
 }
 
 /* A stage of one op that the compiler bands along an axis of its choosing (an independent band):
@@ -79,17 +87,25 @@ static int lone_free_axis_op(const tgr_plan *p, uint32_t stage)
                                                type == OP_PAD || is_reduction(type) || tgr_index_bandable_op(type));
 }
 
-/* The band axis of tensor t. A lone indexing op banded along its input's last axis bands every
- * tensor along its own last axis (a Gather or GatherND may change the rank); everything else
- * bands the same axis of every tensor. */
-static uint32_t axis_of(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis)
+/* Where tensor t of lone op o has the band that runs along `axis` of o's input. An indexing op
+ * banded along its input's last axis bands every tensor along its own last axis (a Gather or
+ * GatherND may change the rank); an ArgMax/ArgMin dropping its axis shifts the axes after it;
+ * everything else bands the same axis of every tensor. */
+static uint32_t tensor_axis(const tgr_plan *p, uint32_t o, uint32_t t, uint32_t axis)
 {
-    uint32_t o = stage_op(p, stage, 0);
-    if (lone_free_axis_op(p, stage) && tgr_index_bandable_op(op_type(p, o)) &&
-        axis + 1u == tensor_ndim(p, op_input(p, o, 0))) {
+    if (tgr_index_bandable_op(op_type(p, o)) && axis + 1u == tensor_ndim(p, op_input(p, o, 0))) {
         return tensor_ndim(p, t) - 1u;
     }
+    if (drops_axis(p, o) && t == op_output(p, o, 0) && axis > tgr_attr_find(p, o, ATTR_AXES, NULL)[0]) {
+        return axis - 1u;
+    }
     return axis;
+}
+
+/* The band axis of tensor t in the stage (tensor_axis for a lone op). */
+static uint32_t axis_of(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis)
+{
+    return lone_free_axis_op(p, stage) ? tensor_axis(p, stage_op(p, stage, 0), t, axis) : axis;
 }
 
 /* Op-specific limits on which axis may be banded. */
@@ -117,11 +133,16 @@ static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axi
     case OP_REDUCE_MIN:
     case OP_REDUCE_SUM:
     case OP_CUMSUM:
+    case OP_ARG_MAX:
+    case OP_ARG_MIN:
         list = tgr_attr_find(p, o, ATTR_AXES, &len);
         for (k = 0; k < len; ++k) {
             if (list[k] == axis) {
                 return "a reduction cannot be banded along an axis it reduces";
             }
+        }
+        if (drops_axis(p, o)) {
+            return NULL;
         }
         return tensor_ndim(p, op_input(p, o, 0)) == rank ? NULL : "a reduction that drops axes cannot run in row bands";
     case OP_MATMUL:
@@ -135,9 +156,19 @@ static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axi
     }
 }
 
-/* Whether every input and output of op o has the rank of its first input and `rows` steps along
- * `axis` (more than one), and the op may be banded there. */
-static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t rows)
+static uint32_t extent_product(const tgr_plan *p, uint32_t t, uint32_t from, uint32_t to)
+{
+    uint32_t total = 1u;
+    for (; from < to; ++from) {
+        total *= (uint32_t)tensor_dim(p, t, from);
+    }
+    return total;
+}
+
+/* Whether every input and output of op o has the rank of its first input (one less for an
+ * ArgMax/ArgMin dropping its axis) and `rows` steps along `axis` (more than one), with `outer`
+ * (when not 0) as the product of the extents before it, and the op may be banded there. */
+static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t rows, uint32_t outer)
 {
     uint32_t rank = tensor_ndim(p, op_input(p, o, 0));
     uint32_t k;
@@ -146,7 +177,9 @@ static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t 
     }
     for (k = 0; k < op_num_inputs(p, o) + op_num_outputs(p, o); ++k) {
         uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, k - op_num_inputs(p, o));
-        if (tensor_ndim(p, t) != rank || tensor_dim(p, t, axis) != rows) {
+        uint32_t along = tensor_axis(p, o, t, axis);
+        if ((tensor_ndim(p, t) != rank && !(drops_axis(p, o) && tensor_ndim(p, t) + 1u == rank)) ||
+            tensor_dim(p, t, along) != rows || (outer != 0u && extent_product(p, t, 0u, along) != outer)) {
             return 0;
         }
     }
@@ -164,13 +197,20 @@ static int free_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t
     uint32_t k;
     *rows = 0;
     if (is_reduction(op_type(p, o))) {
-        uint32_t candidates[4];
-        candidates[0] = rank == 2u || (rank >= 3u && tgr_model_order(p, in)) ? rank - 2u : rank;
-        candidates[1] = rank == 3u || rank == 4u ? 1u : rank;
+        /* The compiler's order: the matrix rows (same batch before them), the height (same extent
+         * before it), the leading axis (nothing before it), the last axis. The first two keep the
+         * output's rank, so an ArgMax/ArgMin dropping its axis skips them. */
+        uint32_t candidates[4], outer[4];
+        candidates[0] = !drops_axis(p, o) && (rank == 2u || (rank >= 3u && tgr_model_order(p, in))) ? rank - 2u : rank;
+        candidates[1] = !drops_axis(p, o) && (rank == 3u || rank == 4u) ? 1u : rank;
         candidates[2] = tgr_band_axis(p, in);
         candidates[3] = rank - 1u;
         for (k = 0; k < 4u; ++k) {
-            if (candidates[k] < rank && op_bands_along(p, o, candidates[k], tensor_dim(p, in, candidates[k]))) {
+            outer[k] = k == 2u ? 1u : (k < 2u && candidates[k] < rank ? extent_product(p, in, 0u, candidates[k]) : 0u);
+        }
+        for (k = 0; k < 4u; ++k) {
+            if (candidates[k] < rank &&
+                op_bands_along(p, o, candidates[k], tensor_dim(p, in, candidates[k]), outer[k])) {
                 *axis = candidates[k];
                 *rows = tensor_dim(p, in, *axis);
                 return 1;
@@ -179,7 +219,7 @@ static int free_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t
         return 0;
     }
     for (k = 0; k < rank; ++k) {
-        if (tensor_dim(p, in, k) > *rows && op_bands_along(p, o, k, tensor_dim(p, in, k))) {
+        if (tensor_dim(p, in, k) > *rows && op_bands_along(p, o, k, tensor_dim(p, in, k), 0u)) {
             *axis = k;
             *rows = tensor_dim(p, in, k);
         }
@@ -191,15 +231,6 @@ static int free_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t
 static int matrix_view(const tgr_plan *p, uint32_t t)
 {
     return tensor_ndim(p, t) == 2u || (tensor_ndim(p, t) > 2u && (tensor_flags(p, t) & TF_LINEAR) != 0u);
-}
-
-static uint32_t extent_product(const tgr_plan *p, uint32_t t, uint32_t from, uint32_t to)
-{
-    uint32_t total = 1u;
-    for (; from < to; ++from) {
-        total *= (uint32_t)tensor_dim(p, t, from);
-    }
-    return total;
 }
 
 /* Whether every tensor of op o has the rank of its first input and the same extent along `axis`

@@ -283,6 +283,35 @@ def test_command_line_model_file_with_budgets(tmp_path, tiny_plan):
     assert ddr["used"] + ddr["reserved"] >= 1024  # slow arena moved to DDR
 
 
+def _arg_max_onnx(path: Path) -> Path:
+    """int8 [1, 8, 16, 16] -> ArgMax over channels -> int64 [1, 16, 16]: an int32 tensor inside
+    the plan, widened to int64 at the interface."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
+             helper.make_node("ArgMax", ["xf"], ["y"], axis=1, keepdims=0)]
+    graph = helper.make_graph(nodes, "arg_max", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 8, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [1, 16, 16])],
+                              [numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+                               numpy_helper.from_array(np.array(3, np.int8), "z")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_int64_indices_run_on_the_m55(tmp_path):
+    """An ArgMax model end to end: int32 indices in the arena (row bands at 1K), int64 outputs
+    printed by the firmware and equal to the host reference's."""
+    from build_helpers import tigris_compile
+
+    plan = tigris_compile(_arg_max_onnx(tmp_path / "argmax.onnx"), tmp_path / "argmax.tgrs", "1K")
+    done = Scons(REPO)(f"model={plan}", f"build_dir={tmp_path / 'build'}", "sram=64K", "flash=128K", "fast_kb=1",
+                       "slow_kb=4", "run")
+    assert re.search(r"^OUTPUT n=256 checksum=0x[0-9a-f]{8} min=\d+ max=\d+", done.stdout, re.M), done.stdout
+    assert "result: ok (argmax)" in done.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -8,6 +8,8 @@ SAME_UPPER/SAME_LOWER). The ONNX front end only emits ReduceX for a rank-3 input
 multi-axis and non-adjacent reductions come from the compiler's TFLite fixtures. CumSum (63):
 running sums along one axis, inclusive/exclusive, forward/reverse, on tie-prone scales, in row
 bands, and refused where the reference's accumulator can overflow (it then fails the run).
+ArgMax/ArgMin (64/65): int32 indices as model outputs (int64 at an ONNX interface), whole and in
+row bands, including outputs that drop the reduced axis.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 from models_data import (
     assert_refused,
@@ -34,7 +38,7 @@ pytest.importorskip("tigris.runtime")
 
 CUMSUM = 63
 OPCODE = {"ReduceMean": 26, "ReduceMax": 60, "ReduceMin": 61, "ReduceSum": 62, "GlobalMaxPool": 31,
-          "MaxPool": 5, "AveragePool": 6}
+          "MaxPool": 5, "AveragePool": 6, "ArgMax": 64, "ArgMin": 65}
 
 QUANT = {  # (input, output)
     "same": ((0.02, 3), (0.02, 3)),
@@ -120,6 +124,7 @@ FIXTURES = [
     "mean_nonadjacent_negative", "mean_nonadjacent_tokens", "reduce_max_channels", "reduce_max_spatial",
     "reduce_min_rows", "sum_channels", "sum_spatial", "avg_pool_same", "avg_pool_valid", "max_pool_same",
     "max_pool_valid", "cumsum", "cumsum_exclusive_reverse", "cumsum_offset", "cumsum_offset_exclusive_reverse",
+    "arg_max", "arg_max_channels", "arg_min_rows",
 ]
 
 
@@ -170,3 +175,58 @@ def test_cumsum_that_can_overflow_is_refused(work: Path, lib: Path) -> None:
     assert "overflow" in message
     with open_session(plan, None) as ref, pytest.raises(TigrisError):
         ref.run({s["name"]: np.full(s["shape"], 127, np.int8) for s in ref.inputs})
+
+
+# --------------------------------------------------------------------------- ArgMax / ArgMin
+
+def _arg_model(op: str, shape, axis: int, keepdims: int) -> onnx.ModelProto:
+    """int8 input -> DequantizeLinear -> ArgMax/ArgMin -> int64 output: the indices leave the plan
+    as int32 widened to the ONNX int64 interface."""
+    out_shape = list(shape)
+    if keepdims:
+        out_shape[axis] = 1
+    else:
+        out_shape.pop(axis)
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
+             helper.make_node(op, ["xf"], ["y"], axis=axis, keepdims=keepdims)]
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(3, np.int8), "z")]
+    g = helper.make_graph(nodes, "arg", [helper.make_tensor_value_info("x", TensorProto.INT8, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, out_shape)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+ARG_CASES = [  # shape, axis, keepdims, budget: whole, and banded along the leading or last axis
+    ([1, 10], 1, 0, "256K"), ([1, 8, 16, 16], 1, 0, "256K"), ([1, 8, 16, 16], 1, 0, "1K"),
+    ([1, 8, 16, 16], 1, 1, "1K"), ([4, 32, 20], 2, 0, "1K"), ([4, 32, 20], 1, 0, "1K"), ([2, 30, 40], 0, 1, "1K"),
+]
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("shape,axis,keepdims,budget", ARG_CASES, ids=[f"{s}-{a}{k}-{b}" for s, a, k, b in ARG_CASES])
+def test_arg_extreme(op: str, shape, axis: int, keepdims: int, budget: str, work: Path, lib: Path) -> None:
+    from models_data import compile_model
+
+    name = f"{op}_{'x'.join(map(str, shape))}_{axis}{keepdims}_{budget}"
+    onnx_path = work / f"{name}.onnx"
+    onnx.save(_arg_model(op, shape, axis, keepdims), onnx_path)
+    plan = compile_model(onnx_path, work / f"{name}.tgrs", budget)
+    assert OPCODE[op] in opcodes(read_plan(plan))
+    if budget != "256K":
+        assert "rows" in reference_paths(plan), f"{name} no longer runs in row bands"
+    assert_same_as_reference(plan, lib, n_inputs=4)
+
+
+def test_int32_outside_arg_outputs_is_refused(work: Path, lib: Path) -> None:
+    """int32 tensors pass the loader only as model outputs, and only an ArgMax/ArgMin may write
+    one: the same plan with the op turned into a ReduceMax is refused, as by the reference."""
+    from runtime.plantools import PlanView
+
+    plan = fixture_plan("arg_max", work)
+    view = PlanView(plan)
+    op = next(i for i, o in enumerate(view.info["ops"]) if o["op_type"] == OPCODE["ArgMax"])
+    edited = work / "arg_max_as_reduce_max.tgrs"
+    edited.write_bytes(view.set_op(op, "op_type", OPCODE["ReduceMax"]))
+    message = assert_refused(edited, lib, "ReduceMax", reference_refuses=True)
+    assert "int32 tensors are supported only as ArgMax/ArgMin outputs" in message

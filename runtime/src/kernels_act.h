@@ -36,6 +36,9 @@ void tgr_lut_tanh(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut);
  * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))); roundf(f / s_out) + zp_out. */
 void tgr_lut_gelu(const tgr_qparams *in, const tgr_qparams *out, int tanh_form, int8_t *lut);
 
+/* Not on bool bytes: 1 for 0, else 0. */
+void tgr_lut_not(int8_t *lut);
+
 /* Elu: f = x < 0 ? expf(x) - 1 : x in float32, roundf(f * (1 / s_out)) + zp_out. */
 void tgr_lut_elu(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut);
 
@@ -59,7 +62,15 @@ typedef enum tgr_binary_kind {
     TGR_BIN_MAX,
     TGR_BIN_MIN,
     TGR_BIN_SQUARED_DIFF,
-    TGR_BIN_PRELU
+    TGR_BIN_PRELU,
+    /* bool (0/1) results: the int8 comparisons and the logical ops on bool operands */
+    TGR_BIN_EQUAL,
+    TGR_BIN_LESS,
+    TGR_BIN_LESS_EQUAL,
+    TGR_BIN_GREATER,
+    TGR_BIN_GREATER_EQUAL,
+    TGR_BIN_AND,
+    TGR_BIN_OR
 } tgr_binary_kind;
 
 /* Everything one binary op needs; which fields matter depends on `kind`:
@@ -67,13 +78,17 @@ typedef enum tgr_binary_kind {
  *  - MUL: pair 0 = QM(s_a * s_b / s_out);
  *  - MAX/MIN: nothing (identical quantization everywhere, raw codes compared);
  *  - SQUARED_DIFF: pairs as ADD with a lift of 2^7 and the output pair for the squared sum;
- *  - PRELU (a = x, b = alpha): pair 0 = QM(s_x / s_out) for x >= zp, pair 1 = QM(s_x s_alpha / s_out). */
+ *  - PRELU (a = x, b = alpha): pair 0 = QM(s_x / s_out) for x >= zp, pair 1 = QM(s_x s_alpha / s_out);
+ *  - comparisons: MBQM((x - zp) * 2^lift) with pair 0 (a) / pair 1 (b), i.e. QM(s_a), QM(s_b),
+ *    compared (OP_ATTR_COMPARISON_REQUANT, verified on all 65 536 code pairs);
+ *  - AND/OR: operands are bool bytes, non-zero is true. */
 typedef struct tgr_binary_params {
     tgr_binary_kind kind;
     int32_t a_zp, b_zp, out_zp;
     int32_t multiplier[3];
     int32_t shift[3];
     int32_t act_min, act_max;
+    int32_t lift;                 /* comparisons: the left shift before the pairs */
 } tgr_binary_params;
 
 /* y[i] = f(a[i * a_step], b[i * b_step]) for i < count; a step of 0 broadcasts one value. */

@@ -113,6 +113,14 @@ void tgr_lut_gelu(const tgr_qparams *in, const tgr_qparams *out, int tanh_form, 
     }
 }
 
+void tgr_lut_not(int8_t *lut)
+{
+    int32_t code;
+    for (code = -128; code < 128; ++code) {
+        lut[code + 128] = (int8_t)(code == 0 ? 1 : 0);
+    }
+}
+
 void tgr_lut_elu(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut)
 {
     /* Elu quantizes by multiplying with the reciprocal scale (not dividing), and uses

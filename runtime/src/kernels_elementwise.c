@@ -10,6 +10,8 @@
  *  - Max/Min compare raw codes: the loader only accepts them with one quantization throughout.
  *  - PRelu passes x - zp through QM(s_x / s_out) when non-negative, else scales
  *    (x - zp)(alpha - zp_alpha) by QM(s_x s_alpha / s_out).
+ *  - Equal/Less/LessOrEqual/Greater/GreaterOrEqual compare both inputs lifted by 2^8 and scaled
+ *    by QM of their own scale, writing bool 0/1; And/Or combine bool bytes.
  *
  * Operands are read with a step of 1 (same shape) or 0 (one broadcast value), so the callers'
  * broadcasting reduces to runs of a single kernel call.
@@ -57,6 +59,11 @@ static int32_t prelu_one(const tgr_binary_params *q, int32_t x, int32_t alpha)
     return clamp_i32(y + q->out_zp, -128, 127);
 }
 
+static int32_t compared(const tgr_binary_params *q, int32_t code, int b_side)
+{
+    return lift_and_scale(code, b_side ? q->b_zp : q->a_zp, q->lift, q->multiplier[b_side], q->shift[b_side]);
+}
+
 /* One loop per kind, so the kind is decided once per run rather than per element. */
 #define BINARY_LOOP(expr)                                                                        \
     for (i = 0; i < count; ++i) {                                                                \
@@ -77,6 +84,13 @@ void tgr_binary_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, i
     case TGR_BIN_MIN: BINARY_LOOP(x < z ? x : z) break;
     case TGR_BIN_SQUARED_DIFF: BINARY_LOOP(squared_diff_one(q, x, z)) break;
     case TGR_BIN_PRELU: BINARY_LOOP(prelu_one(q, x, z)) break;
+    case TGR_BIN_EQUAL: BINARY_LOOP(compared(q, x, 0) == compared(q, z, 1)) break;
+    case TGR_BIN_LESS: BINARY_LOOP(compared(q, x, 0) < compared(q, z, 1)) break;
+    case TGR_BIN_LESS_EQUAL: BINARY_LOOP(compared(q, x, 0) <= compared(q, z, 1)) break;
+    case TGR_BIN_GREATER: BINARY_LOOP(compared(q, x, 0) > compared(q, z, 1)) break;
+    case TGR_BIN_GREATER_EQUAL: BINARY_LOOP(compared(q, x, 0) >= compared(q, z, 1)) break;
+    case TGR_BIN_AND: BINARY_LOOP(x != 0 && z != 0) break;
+    case TGR_BIN_OR: BINARY_LOOP(x != 0 || z != 0) break;
     }
 }
 

@@ -464,6 +464,23 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
             }
             continue;
         }
+        /* bool bytes (comparison results, logic; tgr_check_kernels decides which ops touch them),
+         * also without quantization. */
+        if (dtype == DT_BOOL && iface == 0u) {
+            if (elements != rd_u32(r + 4)) {
+                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
+                                t, rd_u32(r + 4), (uint32_t)elements);
+            }
+            if (elements > 0x7FFFFFFFu) {
+                return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u has %u bytes (max 2^31 - 1)",
+                                t, (uint32_t)elements);
+            }
+            if (flags & ~allowed_flags) {
+                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u has unsupported flag bits 0x%x", t,
+                                flags & ~allowed_flags);
+            }
+            continue;
+        }
         if (dtype != DT_INT8) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8 tensors only",
                             t, dtype);

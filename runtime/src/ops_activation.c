@@ -116,6 +116,7 @@ static void build_table(const tgr_plan *p, uint32_t o, int8_t *lut)
     case OP_ABS: tgr_lut_abs(&in, &out, lut); break;
     case OP_ELU: tgr_lut_elu(&in, &out, lut); break;
     case OP_GELU: tgr_lut_gelu(&in, &out, gelu_tanh(p, o), lut); break;
+    case OP_NOT: tgr_lut_not(lut); break;
     default: tgr_lut_requantize(&in, &out, lut); break; /* OP_QUANTIZE */
     }
 }
@@ -236,6 +237,7 @@ static const tgr_op_impl activation_family[] = {
     {OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op},
+    {OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, NULL}, /* its check refuses every plan: never run */
 };
 

@@ -31,19 +31,30 @@ const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
     return impl;
 }
 
-/* The loader lets int32 tensors through only as model outputs; the one op that may write one is
- * ArgMax/ArgMin, and none may read one. */
-static int int32_where_allowed(const tgr_plan *p, uint32_t o)
+/* The dtypes each op reads and writes. Everything is int8 but: ArgMax/ArgMin write int32 (the
+ * loader lets int32 through only as model outputs, so nothing reads one), the comparisons write
+ * bool, And/Or/Not read and write bool, and Reshape/Flatten/Transpose move bool bytes like int8. */
+static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
 {
-    uint32_t k;
-    int indices = op_type(p, o) == OP_ARG_MAX || op_type(p, o) == OP_ARG_MIN;
+    uint32_t type = op_type(p, o);
+    uint32_t in_type = DT_INT8, out_type = DT_INT8, k;
+    if (type == OP_ARG_MAX || type == OP_ARG_MIN) {
+        out_type = DT_INT32;
+    } else if (type >= OP_EQUAL && type <= OP_GREATER_EQUAL) {
+        out_type = DT_BOOL;
+    } else if (type >= OP_AND && type <= OP_NOT) {
+        in_type = out_type = DT_BOOL;
+    } else if ((type == OP_RESHAPE || type == OP_FLATTEN || type == OP_TRANSPOSE) && op_num_inputs(p, o) > 0u &&
+               tensor_dtype(p, op_input(p, o, 0)) == DT_BOOL) {
+        in_type = out_type = DT_BOOL;
+    }
     for (k = 0; k < op_num_inputs(p, o); ++k) {
-        if (tensor_dtype(p, op_input(p, o, k)) != DT_INT8) {
+        if (tensor_dtype(p, op_input(p, o, k)) != in_type) {
             return 0;
         }
     }
     for (k = 0; k < op_num_outputs(p, o); ++k) {
-        if ((tensor_dtype(p, op_output(p, o, k)) == DT_INT32) != indices) {
+        if (tensor_dtype(p, op_output(p, o, k)) != out_type) {
             return 0;
         }
     }
@@ -60,10 +71,10 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) is not supported by this runtime", o,
                             tgr_op_name(op_type(p, o)));
         }
-        if (!int32_where_allowed(p, o)) {
+        if (!dtypes_as_expected(p, o)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                            "op %u (%s): int32 tensors are supported only as ArgMax/ArgMin outputs", o,
-                            tgr_op_name(op_type(p, o)));
+                            "op %u (%s): operand dtypes this runtime does not execute (int32 only as ArgMax/ArgMin "
+                            "outputs, bool only around comparisons and logic)", o, tgr_op_name(op_type(p, o)));
         }
         st = impl->check(p, o, err);
         if (st != TGR_OK) {
@@ -129,6 +140,12 @@ int tgr_is_nhwc(const tgr_plan *p, uint32_t t)
 tgr_qparams tgr_qparams_of(const tgr_plan *p, uint32_t t)
 {
     tgr_qparams q;
+    if (tensor_dtype(p, t) != DT_INT8) {
+        /* bool / int32 tensors carry no quantization (the loader does not check theirs). */
+        q.scale = 1.0f;
+        q.zero_point = 0;
+        return q;
+    }
     q.scale = quant_scale(p, tensor_quant(p, t));
     q.zero_point = quant_zero_point(p, tensor_quant(p, t));
     return q;
@@ -222,7 +239,7 @@ uint32_t tgr_band_bytes(const tgr_plan *p, uint32_t t, const int32_t *region)
 
 tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_t out, tgr_error *err)
 {
-    double ratio = (double)quant_scale(p, tensor_quant(p, in)) / (double)quant_scale(p, tensor_quant(p, out));
+    double ratio = (double)tgr_qparams_of(p, in).scale / (double)tgr_qparams_of(p, out).scale;
     if (!(ratio < TGR_MAX_RESCALE)) {
         return tgr_fail(err, TGR_ERR_QUANT, "op %u (%s): scale ratio of tensor %u to tensor %u is 2^23 or more", o,
                         tgr_op_name(op_type(p, o)), in, out);

@@ -1,6 +1,8 @@
 /*
  * Elementwise binary family: Add, Sub, Mul, Max, Min, SquaredDifference and PRelu on two
- * operands, and Sum (ADD_N) on any number of same-shape inputs.
+ * operands, the comparisons Equal/Less/LessOrEqual/Greater/GreaterOrEqual (int8 operands, bool
+ * result) and And/Or (bool operands and result), and Sum (ADD_N) on any number of same-shape
+ * inputs.
  *
  * Operands. A binary op reads two *model operands* (positions 0 and 1). Each is a runtime
  * tensor or the op's constant (weight_idx), placed by OP_ATTR_CONSTANT_OPERAND
@@ -31,6 +33,10 @@
 #include "fixedpoint.h"
 #include "kernels_act.h"
 #include "ops.h"
+
+/* Comparisons lift both centred codes by 2^8 before their pairs when the plan leaves the lift out
+ * (tgrs-format.md §6.11, OP_ATTR_COMPARISON_REQUANT). */
+#define COMPARISON_LIFT 8
 
 enum {
     OP_DIV = 19, OP_SQUARED_DIFF = 40, OP_MAXIMUM = 41, OP_MINIMUM = 42, OP_PRELU = 55, OP_SUM = 83
@@ -293,11 +299,32 @@ static void squared_diff_pairs(const binary_op *b, tgr_qparams qo, tgr_binary_pa
                            &q->shift[2]);
 }
 
+/* OP_ATTR_COMPARISON_REQUANT (lift, then QM(s_a), QM(s_b)), or the same pairs from the scales. */
+static void comparison_pairs(const tgr_plan *p, uint32_t o, double sa, double sb, tgr_binary_params *q)
+{
+    uint32_t len = 0;
+    const uint8_t *attr = tgr_attr_find(p, o, ATTR_COMPARISON_REQUANT, &len);
+    if (attr != NULL && len == 20u) {
+        q->lift = rd_i32(attr);
+        q->multiplier[0] = rd_i32(attr + 4);
+        q->shift[0] = rd_i32(attr + 8);
+        q->multiplier[1] = rd_i32(attr + 12);
+        q->shift[1] = rd_i32(attr + 16);
+        return;
+    }
+    q->lift = COMPARISON_LIFT;
+    fp_quantize_multiplier(sa, &q->multiplier[0], &q->shift[0]);
+    fp_quantize_multiplier(sb, &q->multiplier[1], &q->shift[1]);
+}
+
 static void binary_params(const tgr_plan *p, uint32_t o, const binary_op *b, tgr_binary_params *q)
 {
     static const tgr_binary_kind kinds[] = {TGR_BIN_ADD, TGR_BIN_SUB, TGR_BIN_MUL, TGR_BIN_MAX,
-                                            TGR_BIN_MIN, TGR_BIN_SQUARED_DIFF, TGR_BIN_PRELU};
-    static const uint8_t opcodes[] = {OP_ADD, OP_SUB, OP_MUL, OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFF, OP_PRELU};
+                                            TGR_BIN_MIN, TGR_BIN_SQUARED_DIFF, TGR_BIN_PRELU,
+                                            TGR_BIN_EQUAL, TGR_BIN_LESS, TGR_BIN_LESS_EQUAL, TGR_BIN_GREATER,
+                                            TGR_BIN_GREATER_EQUAL, TGR_BIN_AND, TGR_BIN_OR};
+    static const uint8_t opcodes[] = {OP_ADD, OP_SUB, OP_MUL, OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFF, OP_PRELU,
+                                      OP_EQUAL, OP_LESS, OP_LESS_EQUAL, OP_GREATER, OP_GREATER_EQUAL, OP_AND, OP_OR};
     op_spatial sp;
     tgr_qparams qo = tgr_qparams_of(p, op_output(p, o, 0));
     double sa = (double)b->in[0].q.scale;
@@ -323,7 +350,14 @@ static void binary_params(const tgr_plan *p, uint32_t o, const binary_op *b, tgr
         fp_quantize_multiplier(sa / (double)qo.scale, &q->multiplier[0], &q->shift[0]);
         fp_quantize_multiplier(sa * sb / (double)qo.scale, &q->multiplier[1], &q->shift[1]);
         break;
-    default: break; /* Max/Min compare raw codes */
+    case TGR_BIN_EQUAL:
+    case TGR_BIN_LESS:
+    case TGR_BIN_LESS_EQUAL:
+    case TGR_BIN_GREATER:
+    case TGR_BIN_GREATER_EQUAL:
+        comparison_pairs(p, o, sa, sb, q);
+        break;
+    default: break; /* Max/Min compare raw codes; And/Or read bool bytes */
     }
 }
 
@@ -372,6 +406,11 @@ static tgr_status check_binary(const tgr_plan *p, uint32_t o, tgr_error *err)
         }
     }
     binary_params(p, o, &b, &q);
+    if (q.lift < 0 || q.lift > 16) {
+        /* The lifted centred code (|x - zp| <= 255) must stay inside int32. */
+        return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u (%s): comparison left shift %d out of range", o,
+                        tgr_op_name(type), q.lift);
+    }
     for (i = 0; i < 3u; ++i) {
         if (!tgr_valid_pair(q.multiplier[i], q.shift[i])) {
             return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u (%s): requantization pairs out of range", o,
@@ -635,6 +674,13 @@ static const tgr_op_impl elementwise_family[] = {
     {OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
     {OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
     {OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum},
+    {OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
+    {OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
     {OP_DIV, TILING_NONE, check_div, NULL}, /* its check refuses every plan: never run */
 };
 

@@ -357,7 +357,7 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
                 roll_and_run(s, u, o, weights);
                 continue;
             }
-        } else if (!tgr_place_bytes(s, TGR_POOL_FAST, y, bytes, s->fast.size, u->first_stage)) {
+        } else if (!tgr_place_bytes(s, TGR_POOL_FAST, y, bytes, s->fast.size, op_stage(p, u, o))) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile of tensor %u does not fit the fast arena",
                             u->first_stage, y);
         }

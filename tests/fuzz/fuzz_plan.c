@@ -142,7 +142,9 @@ static void fill_inputs(io_set *io, const tgr_plan *plan, uint64_t seed)
     }
 }
 
-static uint32_t dtype_size(uint32_t dtype) { return dtype == 1u ? 4u : 1u; }
+/* Bytes per element: float32 and int32 4, int64 8 (int32 indices at an ONNX interface), int8,
+ * uint8 and bool 1. */
+static uint32_t dtype_size(uint32_t dtype) { return dtype == 1u || dtype == 6u ? 4u : dtype == 7u ? 8u : 1u; }
 
 /* Allocate the interface buffers from the plan; 0 when they are too large to bother. */
 static int io_alloc(io_set *io, const tgr_plan *plan)
@@ -163,8 +165,9 @@ static int io_alloc(io_set *io, const tgr_plan *plan)
                 CHECK(info.dims[axis] > 0, "io dim %d", info.dims[axis]);
                 elements *= (uint64_t)info.dims[axis];
             }
-            CHECK(elements == tensor_bytes(plan, info.tensor), "io %u/%u elements %llu vs tensor bytes %u", k, i,
-                  (unsigned long long)elements, tensor_bytes(plan, info.tensor));
+            CHECK(elements * dtype_size(tensor_dtype(plan, info.tensor)) == tensor_bytes(plan, info.tensor),
+                  "io %u/%u elements %llu vs tensor bytes %u", k, i, (unsigned long long)elements,
+                  tensor_bytes(plan, info.tensor));
             CHECK((uint64_t)info.bytes == elements * dtype_size(info.dtype),
                   "io %u/%u: %u bytes for %llu elements of dtype %u", k, i, info.bytes,
                   (unsigned long long)elements, info.dtype);

@@ -418,8 +418,9 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
         uint32_t flags = r[12];
         uint32_t quant = rd_u16(r + 13);
         uint32_t iface = tensor_iface(p, t);
-        uint64_t elements = 1u;
+        uint64_t elements = 1u, bytes;
         uint32_t axis;
+        int wide;
         if (!string_ok(p, rd_u32(r))) {
             return tgr_fail(err, TGR_ERR_RANGE, "tensor %u name is not a valid string", t);
         }
@@ -445,59 +446,32 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
                             "float32 plans are not supported by this runtime (tensor %u); compile an int8 model",
                             t);
         }
-        /* int32 only as a model output (ArgMax/ArgMin indices; tgr_check_kernels refuses any other
-         * op touching one), without the quantization an int8 tensor needs, handed out as stored
-         * or widened to int64 (an ONNX ArgMax). */
-        if (dtype == DT_INT32 && (flags & TF_MODEL_OUTPUT) && !(flags & TF_MODEL_INPUT) &&
-            (iface == 0u || iface == DT_INT64)) {
-            if (elements * 4u != rd_u32(r + 4)) {
-                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
-                                t, rd_u32(r + 4), (uint32_t)(elements * 4u));
-            }
-            if (elements * 4u > 0x7FFFFFFFu) {
-                return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u has %u bytes (max 2^31 - 1)",
-                                t, (uint32_t)(elements * 4u));
-            }
-            if (flags & ~allowed_flags) {
-                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u has unsupported flag bits 0x%x", t,
-                                flags & ~allowed_flags);
-            }
-            continue;
-        }
-        /* bool bytes (comparison results, logic; tgr_check_kernels decides which ops touch them),
-         * also without quantization. */
-        if (dtype == DT_BOOL && iface == 0u) {
-            if (elements != rd_u32(r + 4)) {
-                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
-                                t, rd_u32(r + 4), (uint32_t)elements);
-            }
-            if (elements > 0x7FFFFFFFu) {
-                return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u has %u bytes (max 2^31 - 1)",
-                                t, (uint32_t)elements);
-            }
-            if (flags & ~allowed_flags) {
-                return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u has unsupported flag bits 0x%x", t,
-                                flags & ~allowed_flags);
-            }
-            continue;
-        }
-        if (dtype != DT_INT8) {
+        /* Besides int8: int32 only as a model output (ArgMax/ArgMin indices), handed out as stored
+         * or widened to int64 (an ONNX ArgMax), and bool bytes (comparison results, logic);
+         * tgr_check_kernels decides which ops touch them. Neither carries quantization. */
+        wide = dtype == DT_INT32 && (flags & TF_MODEL_OUTPUT) && !(flags & TF_MODEL_INPUT) &&
+               (iface == 0u || iface == DT_INT64);
+        if (dtype != DT_INT8 && !wide && !(dtype == DT_BOOL && iface == 0u)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8 tensors only",
                             t, dtype);
         }
-        if (elements != rd_u32(r + 4)) {
+        bytes = elements * (wide ? 4u : 1u);
+        if (bytes != rd_u32(r + 4)) {
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
-                            t, rd_u32(r + 4), (uint32_t)elements);
+                            t, rd_u32(r + 4), (uint32_t)bytes);
         }
         /* Arena allocations round sizes up in 32 bits and kernels take extents and their
          * products as int32: both hold below 2^31 bytes. */
-        if (elements > 0x7FFFFFFFu) {
+        if (bytes > 0x7FFFFFFFu) {
             return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u has %u bytes (max 2^31 - 1)",
-                            t, (uint32_t)elements);
+                            t, (uint32_t)bytes);
         }
         if (flags & ~allowed_flags) {
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u has unsupported flag bits 0x%x", t,
                             flags & ~allowed_flags);
+        }
+        if (dtype != DT_INT8) {
+            continue;
         }
         if (quant >= p->num_quant) {
             return tgr_fail(err, TGR_ERR_QUANT, "int8 tensor %u has no valid quantization entry", t);

@@ -39,6 +39,11 @@ void tgr_lut_gelu(const tgr_qparams *in, const tgr_qparams *out, int tanh_form, 
 /* Not on bool bytes: 1 for 0, else 0. */
 void tgr_lut_not(int8_t *lut);
 
+/* Cast bool -> int8: the output zero point for false, round(1 / s_out) + zp_out for true (only
+ * where tgr_cast_bool_exact: float32 and double agree on that rounding). */
+int tgr_cast_bool_exact(const tgr_qparams *out);
+void tgr_lut_cast_bool(const tgr_qparams *out, int8_t *lut);
+
 /* Elu: f = x < 0 ? expf(x) - 1 : x in float32, roundf(f * (1 / s_out)) + zp_out. */
 void tgr_lut_elu(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut);
 

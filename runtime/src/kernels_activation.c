@@ -121,6 +121,24 @@ void tgr_lut_not(int8_t *lut)
     }
 }
 
+/* The code Cast writes for true: round(1 / s_out) + zp_out. The reference's rounding of a tie
+ * is not known, so scales where float32 and double round 1 / s_out differently are refused. */
+static float cast_true_value(const tgr_qparams *out) { return roundf(1.0f / out->scale); }
+
+int tgr_cast_bool_exact(const tgr_qparams *out)
+{
+    return out->scale > 0.0f && (double)cast_true_value(out) == round(1.0 / (double)out->scale);
+}
+
+void tgr_lut_cast_bool(const tgr_qparams *out, int8_t *lut)
+{
+    int8_t true_code = saturate_s8(round_float(cast_true_value(out)) + out->zero_point);
+    int32_t code;
+    for (code = -128; code < 128; ++code) {
+        lut[code + 128] = code != 0 ? true_code : (int8_t)clamp_i32(out->zero_point, -128, 127);
+    }
+}
+
 void tgr_lut_elu(const tgr_qparams *in, const tgr_qparams *out, int8_t *lut)
 {
     /* Elu quantizes by multiplying with the reciprocal scale (not dividing), and uses

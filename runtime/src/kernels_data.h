@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "kernels.h"
+#include "tgr.h" /* TGR_MAX_RANK */
 
 /* ---- element requantization ----------------------------------------------------------------- */
 
@@ -126,6 +127,20 @@ void tgr_cumsum_s8(const tgr_cumsum_params *c, uint32_t outer, uint32_t length, 
 /* ArgMax (`smallest` 0) / ArgMin along the middle axis of [outer][length][inner]: the index of
  * the first extreme code, as little-endian int32 at out[4 * (o * inner + i)]. */
 void tgr_arg_extreme_s8(int smallest, uint32_t outer, uint32_t length, uint32_t inner, const int8_t *in, uint8_t *out);
+
+/* ---- logic (kernels_logic.c): bool bytes, non-zero is true -------------------------------------- */
+
+/* Where: out = condition ? x : y over the output extents `dims`; each operand's extents are the
+ * output's or 1 (broadcast). */
+typedef struct tgr_where_shape {
+    uint32_t rank;
+    int32_t dims[TGR_MAX_RANK];
+    int32_t extent[3][TGR_MAX_RANK];   /* condition, x, y */
+} tgr_where_shape;
+void tgr_where_s8(const tgr_where_shape *w, const uint8_t *condition, const int8_t *x, const int8_t *y, int8_t *out);
+
+/* ReduceAll along the middle axis of [outer][length][inner]: 1 when every element is true. */
+void tgr_reduce_all_bool(uint32_t outer, uint32_t length, uint32_t inner, const uint8_t *in, uint8_t *out);
 
 /* ---- indexing (kernels_index.c) --------------------------------------------------------------- */
 

@@ -44,6 +44,7 @@ const tgr_op_impl *tgr_ops_activation(uint32_t opcode);
 const tgr_op_impl *tgr_ops_shape(uint32_t opcode);
 const tgr_op_impl *tgr_ops_movement(uint32_t opcode);
 const tgr_op_impl *tgr_ops_index(uint32_t opcode);
+const tgr_op_impl *tgr_ops_logic(uint32_t opcode);
 const tgr_op_impl *tgr_ops_reduce(uint32_t opcode);
 const tgr_op_impl *tgr_ops_matmul(uint32_t opcode);
 
@@ -89,7 +90,8 @@ tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_
 /* Whether a stripe can offset every operand of op o: true for all but the binary elementwise ops,
  * whose operands must be the output's shape, one value per channel as the second operand, or a
  * constant that is a scalar or repeats along the output's trailing axes (partition_spatial's
- * _mark_untileable_broadcasts marks the rest). */
+ * _mark_untileable_broadcasts marks the rest), and Where, whose operands must all be the
+ * output's shape. */
 int tgr_stripe_operands(const tgr_plan *p, uint32_t o);
 /* Add, Sub, Mul, Max, Min, SquaredDifference, PRelu: two operands that broadcast. */
 int tgr_binary_elementwise(uint32_t opcode);

@@ -117,6 +117,7 @@ static void build_table(const tgr_plan *p, uint32_t o, int8_t *lut)
     case OP_ELU: tgr_lut_elu(&in, &out, lut); break;
     case OP_GELU: tgr_lut_gelu(&in, &out, gelu_tanh(p, o), lut); break;
     case OP_NOT: tgr_lut_not(lut); break;
+    case OP_CAST: tgr_lut_cast_bool(&out, lut); break;
     default: tgr_lut_requantize(&in, &out, lut); break; /* OP_QUANTIZE */
     }
 }
@@ -153,6 +154,7 @@ static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
     op_spatial sp;
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
+    tgr_qparams qout_of_cast = tgr_qparams_of(p, out);
     op_decode(p, o, &sp);
     if (sp.fused_act != ACT_NONE) {
         return tgr_bad_op(err, p, o, "a fused activation is only valid on Conv, Gemm and Add");
@@ -168,6 +170,9 @@ static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
             return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                             "op %u (HardSwish): output scale below input scale / 128 is not executable", o);
         }
+    }
+    if (op_type(p, o) == OP_CAST && !tgr_cast_bool_exact(&qout_of_cast)) {
+        return tgr_unsupported_op(err, p, o, "an output scale whose 1.0 rounds differently in float32 and double");
     }
     if (op_type(p, o) == OP_GELU) {
         const uint8_t *attr = tgr_attr_find(p, o, ATTR_GELU_APPROXIMATE, NULL);
@@ -238,6 +243,7 @@ static const tgr_op_impl activation_family[] = {
     {OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op},
     {OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_CAST, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
     {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, NULL}, /* its check refuses every plan: never run */
 };
 

@@ -26,6 +26,7 @@ const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
     if (impl == NULL) impl = tgr_ops_shape(opcode);
     if (impl == NULL) impl = tgr_ops_movement(opcode);
     if (impl == NULL) impl = tgr_ops_index(opcode);
+    if (impl == NULL) impl = tgr_ops_logic(opcode);
     if (impl == NULL) impl = tgr_ops_reduce(opcode);
     if (impl == NULL) impl = tgr_ops_matmul(opcode);
     return impl;
@@ -33,7 +34,8 @@ const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
 
 /* The dtypes each op reads and writes. Everything is int8 but: ArgMax/ArgMin write int32 (the
  * loader lets int32 through only as model outputs, so nothing reads one), the comparisons write
- * bool, And/Or/Not read and write bool, and Reshape/Flatten/Transpose move bool bytes like int8. */
+ * bool, And/Or/Not/ReduceAll read and write bool, Cast reads bool, Where reads a bool condition,
+ * and Reshape/Flatten/Transpose move bool bytes like int8. */
 static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
 {
     uint32_t type = op_type(p, o);
@@ -42,8 +44,14 @@ static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
         out_type = DT_INT32;
     } else if (type >= OP_EQUAL && type <= OP_GREATER_EQUAL) {
         out_type = DT_BOOL;
-    } else if (type >= OP_AND && type <= OP_NOT) {
+    } else if ((type >= OP_AND && type <= OP_NOT) || type == OP_REDUCE_ALL) {
         in_type = out_type = DT_BOOL;
+    } else if (type == OP_CAST) {
+        in_type = DT_BOOL;
+    } else if (type == OP_WHERE) {
+        return op_num_inputs(p, o) == 3u && tensor_dtype(p, op_input(p, o, 0)) == DT_BOOL &&
+               tensor_dtype(p, op_input(p, o, 1)) == DT_INT8 && tensor_dtype(p, op_input(p, o, 2)) == DT_INT8 &&
+               op_num_outputs(p, o) == 1u && tensor_dtype(p, op_output(p, o, 0)) == DT_INT8;
     } else if ((type == OP_RESHAPE || type == OP_FLATTEN || type == OP_TRANSPOSE) && op_num_inputs(p, o) > 0u &&
                tensor_dtype(p, op_input(p, o, 0)) == DT_BOOL) {
         in_type = out_type = DT_BOOL;

@@ -714,6 +714,15 @@ int tgr_stripe_operands(const tgr_plan *p, uint32_t o)
 {
     binary_op b;
     uint32_t pos, axis;
+    if (op_type(p, o) == OP_WHERE) {
+        /* The compiler bands a Where with a broadcasting operand in rows, never in stripes. */
+        for (pos = 0; pos < op_num_inputs(p, o); ++pos) {
+            if (!tgr_same_shape(p, op_input(p, o, pos), op_output(p, o, 0))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
     if (!tgr_binary_elementwise(op_type(p, o))) {
         return 1;
     }

@@ -68,7 +68,7 @@ static void emit_rows(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage
 static int is_reduction(uint32_t type)
 {
     return type == OP_REDUCE_MEAN || type == OP_REDUCE_MAX || type == OP_REDUCE_MIN || type == OP_REDUCE_SUM ||
-           type == OP_CUMSUM || type == OP_ARG_MAX || type == OP_ARG_MIN;
+           type == OP_CUMSUM || type == OP_ARG_MAX || type == OP_ARG_MIN || type == OP_REDUCE_ALL;
 }
 
 /* An ArgMax/ArgMin whose output drops the reduced axis: axes before it keep their index. */
@@ -135,6 +135,7 @@ static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axi
     case OP_CUMSUM:
     case OP_ARG_MAX:
     case OP_ARG_MIN:
+    case OP_REDUCE_ALL:
         list = tgr_attr_find(p, o, ATTR_AXES, &len);
         for (k = 0; k < len; ++k) {
             if (list[k] == axis) {
@@ -320,8 +321,9 @@ static uint32_t step_cost(const tgr_plan *p, uint32_t o, uint32_t axis)
     return total;
 }
 
-/* A lone binary op whose operands differ in shape, or that touches a channels-last tensor: the
- * compiler bands it along the axis of least step cost, then the longest, then the first. */
+/* A lone binary op (or Where) whose operands differ in shape, or that touches a channels-last
+ * tensor: the compiler bands it along the axis of least step cost, then the longest, then the
+ * first. */
 static int broadcast_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t *rows)
 {
     uint32_t out = op_output(p, o, 0);
@@ -330,7 +332,7 @@ static int broadcast_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, in
     for (k = 0; k < op_num_inputs(p, o); ++k) {
         uneven |= !tgr_same_shape(p, op_input(p, o, k), out);
     }
-    if (!tgr_binary_elementwise(op_type(p, o)) || !uneven) {
+    if ((!tgr_binary_elementwise(op_type(p, o)) && op_type(p, o) != OP_WHERE) || !uneven) {
         return 0;
     }
     *rows = 0;

@@ -51,10 +51,6 @@ _STATE = "state variables and control-flow subgraphs are not supported"
 
 #: int8 fixture plan (256K) -> substring of our loader's refusal
 EXPECTED_REFUSALS: dict[str, str] = {
-    # bool consumers without an implementation (comparisons and And/Or/Not run)
-    **{n: "(Cast) is not supported" for n in ("cast_bool",)},
-    **{n: "(ReduceAll) is not supported" for n in ("reduce_all_channels", "reduce_all_spatial")},
-    **{n: "(Where) is not supported" for n in ("select_v2", "select_v2_broadcast", "select_v2_rank")},
     # int32 tensors other than model outputs (an ArgMax feeding a Gather, runtime indices)
     **{n: _DTYPE_INT32 for n in (
         "arg_max_gather", "dynamic_update_slice_runtime",

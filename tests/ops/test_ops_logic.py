@@ -4,7 +4,8 @@ Equal/Less/LessOrEqual/Greater/GreaterOrEqual compare two int8 operands (each li
 scaled by QM of its own scale, OP_ATTR_COMPARISON_REQUANT) into bool bytes; And/Or/Not combine
 bool tensors; bool tensors also pass through Reshape and leave the plan as model outputs. Every
 code pair for each comparison on quantizations where the scaled values tie, and logic graphs
-whole and at budgets that band or stripe them. Where, Cast and ReduceAll stay refused by name.
+whole and at budgets that band or stripe them; Where picking int8 codes by a bool condition
+(with a broadcasting operand). Cast and ReduceAll run on the compiler's fixtures (conformance).
 """
 
 from __future__ import annotations
@@ -91,11 +92,36 @@ def test_logic_graph(budget: str, work: Path, lib: Path) -> None:
     assert_same_as_reference(plan, lib)
 
 
-def test_where_is_refused(work: Path, lib: Path) -> None:
-    # Where's int8 result gets its own Q/DQ pair, then one more comparison makes a bool output.
-    nodes = [helper.make_node("Greater", ["af", "bf"], ["g"]), helper.make_node("Where", ["g", "af", "bf"], ["w"]),
-             helper.make_node("QuantizeLinear", ["w", "b_s", "b_z"], ["wq"]),
-             helper.make_node("DequantizeLinear", ["wq", "b_s", "b_z"], ["wf"]),
+def _where(shape: list[int], other: list[int]) -> onnx.ModelProto:
+    """Where(a > b, a, c) with c broadcasting from ``other``; the int8 result leaves through a
+    Q/DQ pair and one more comparison (a bool output)."""
+    nodes = [helper.make_node("Greater", ["af", "bf"], ["g"]), helper.make_node("Where", ["g", "af", "cf"], ["w"]),
+             helper.make_node("QuantizeLinear", ["w", "a_s", "a_z"], ["wq"]),
+             helper.make_node("DequantizeLinear", ["wq", "a_s", "a_z"], ["wf"]),
              helper.make_node("Equal", ["wf", "bf"], ["y"])]
-    model = _model(nodes, {"a": ([1, 4, 8, 8], (0.05, 0)), "b": ([1, 4, 8, 8], (0.05, 0))}, {"y": [1, 4, 8, 8]})
-    assert_refused(_plan(work, "where", model), lib, "Where", reference_refuses=False)
+    q = (0.05, 0)
+    return _model(nodes, {"a": (shape, q), "b": (shape, (0.04, 3)), "c": (other, q)}, {"y": shape})
+
+
+@pytest.mark.parametrize("budget", ["256K", "1K"])
+@pytest.mark.parametrize("other", ["same", "per_channel"])
+def test_where(other: str, budget: str, work: Path, lib: Path) -> None:
+    shape = [1, 8, 16, 16]
+    plan = _plan(work, f"where_{other}_{budget}", _where(shape, shape if other == "same" else [1, 8, 1, 1]), budget)
+    if budget != "256K":
+        assert reference_paths(plan) - {"normal"}, "the Where graph no longer runs banded"
+    assert_same_as_reference(plan, lib)
+
+
+def test_where_requantizing_is_refused(work: Path, lib: Path) -> None:
+    """The compiler gives Where's operands and output one quantization; an edited plan where they
+    differ is refused rather than guessed."""
+    from runtime.plantools import PlanView
+
+    plan = _plan(work, "where_plain", _where([1, 4, 8, 8], [1, 4, 8, 8]))
+    view = PlanView(plan)
+    where = next(o for o in view.info["ops"] if o["op_type"] == 81)
+    quant = view.info["tensors"][where["outputs"][0]]["quant_param_idx"]
+    edited = work / "where_requant.tgrs"
+    edited.write_bytes(view.set_quant(quant, "zero_point", 5))
+    assert "requantizing" in assert_refused(edited, lib, "Where")

@@ -81,6 +81,9 @@ int32_t tgr_row_count(const tgr_plan *p, uint32_t t, const int32_t *region);
 /* Extents, and bytes, of what t's buffer holds (the whole tensor when region is NULL). */
 void tgr_band_dims(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t *dims);
 uint32_t tgr_band_bytes(const tgr_plan *p, uint32_t t, const int32_t *region);
+/* What t's buffer holds seen as [outer][extent][inner] around `axis`: returns the extent. */
+uint32_t tgr_axis_split(const tgr_plan *p, uint32_t t, const int32_t *region, uint32_t axis, uint32_t *outer,
+                        uint32_t *inner);
 /* Ops that requantize form (x - zp_in) * s_in / s_out (|x - zp_in| <= 255) in floating point and
  * convert it to int32, or derive a multiplier/shift pair from s_in / s_out: both are defined
  * only below 2^23. A plan with a larger ratio from `in` to `out` is refused (TGR_ERR_QUANT). */

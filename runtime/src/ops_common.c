@@ -234,6 +234,21 @@ void tgr_band_dims(const tgr_plan *p, uint32_t t, const int32_t *region, int32_t
     }
 }
 
+uint32_t tgr_axis_split(const tgr_plan *p, uint32_t t, const int32_t *region, uint32_t axis, uint32_t *outer,
+                        uint32_t *inner)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t k;
+    tgr_band_dims(p, t, region, dims);
+    *outer = 1u;
+    *inner = 1u;
+    for (k = 0; k < tensor_ndim(p, t); ++k) {
+        *outer *= k < axis ? (uint32_t)dims[k] : 1u;
+        *inner *= k > axis ? (uint32_t)dims[k] : 1u;
+    }
+    return (uint32_t)dims[axis];
+}
+
 uint32_t tgr_band_bytes(const tgr_plan *p, uint32_t t, const int32_t *region)
 {
     int32_t dims[TGR_MAX_RANK];

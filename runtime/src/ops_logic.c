@@ -84,16 +84,10 @@ static tgr_status check_reduce_all(const tgr_plan *p, uint32_t o, tgr_error *err
 
 static void run_reduce_all(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
-    int32_t dims[TGR_MAX_RANK];
     uint32_t in = op_input(p, o, 0);
-    uint32_t axis = tgr_attr_find(p, o, ATTR_AXES, NULL)[0];
-    uint32_t k, outer = 1u, inner = 1u;
-    tgr_band_dims(p, in, region, dims);
-    for (k = 0; k < tensor_ndim(p, in); ++k) {
-        outer *= k < axis ? (uint32_t)dims[k] : 1u;
-        inner *= k > axis ? (uint32_t)dims[k] : 1u;
-    }
-    tgr_reduce_all_bool(outer, (uint32_t)dims[axis], inner, tensor_ptr[in], tensor_ptr[op_output(p, o, 0)]);
+    uint32_t outer, inner;
+    uint32_t length = tgr_axis_split(p, in, region, tgr_attr_find(p, o, ATTR_AXES, NULL)[0], &outer, &inner);
+    tgr_reduce_all_bool(outer, length, inner, tensor_ptr[in], tensor_ptr[op_output(p, o, 0)]);
 }
 
 static const tgr_op_impl logic_family[] = {

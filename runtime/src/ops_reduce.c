@@ -197,24 +197,18 @@ static tgr_status check_cumsum(const tgr_plan *p, uint32_t o, tgr_error *err)
 
 static void run_cumsum(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
-    int32_t dims[TGR_MAX_RANK];
     uint32_t in = op_input(p, o, 0);
-    uint32_t k, axis;
-    uint32_t outer = 1u, inner = 1u;
+    uint32_t axis, outer, inner, length;
     tgr_qparams qin = tgr_qparams_of(p, in);
     tgr_qparams qout = tgr_qparams_of(p, op_output(p, o, 0));
     tgr_cumsum_params c;
     cumsum_of(p, o, &axis, &c.exclusive, &c.reverse);
-    tgr_band_dims(p, in, region, dims);
-    for (k = 0; k < tensor_ndim(p, in); ++k) {
-        outer *= k < axis ? (uint32_t)dims[k] : 1u;
-        inner *= k > axis ? (uint32_t)dims[k] : 1u;
-    }
+    length = tgr_axis_split(p, in, region, axis, &outer, &inner);
     c.in_zp = qin.zero_point;
     c.out_zp = qout.zero_point;
     c.lift = CUMSUM_LIFT;
     fp_quantize_multiplier(2.0 * (double)qin.scale / (1048576.0 * (double)qout.scale), &c.multiplier, &c.shift);
-    tgr_cumsum_s8(&c, outer, (uint32_t)dims[axis], inner, (const int8_t *)tensor_ptr[in],
+    tgr_cumsum_s8(&c, outer, length, inner, (const int8_t *)tensor_ptr[in],
                   (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
@@ -257,16 +251,10 @@ static tgr_status check_arg(const tgr_plan *p, uint32_t o, tgr_error *err)
 
 static void run_arg(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
-    int32_t dims[TGR_MAX_RANK];
     uint32_t in = op_input(p, o, 0);
-    uint32_t axis = tgr_attr_find(p, o, ATTR_AXES, NULL)[0];
-    uint32_t k, outer = 1u, inner = 1u;
-    tgr_band_dims(p, in, region, dims);
-    for (k = 0; k < tensor_ndim(p, in); ++k) {
-        outer *= k < axis ? (uint32_t)dims[k] : 1u;
-        inner *= k > axis ? (uint32_t)dims[k] : 1u;
-    }
-    tgr_arg_extreme_s8(op_type(p, o) == OP_ARG_MIN, outer, (uint32_t)dims[axis], inner,
+    uint32_t outer, inner;
+    uint32_t length = tgr_axis_split(p, in, region, tgr_attr_find(p, o, ATTR_AXES, NULL)[0], &outer, &inner);
+    tgr_arg_extreme_s8(op_type(p, o) == OP_ARG_MIN, outer, length, inner,
                        (const int8_t *)tensor_ptr[in], tensor_ptr[op_output(p, o, 0)]);
 }
 

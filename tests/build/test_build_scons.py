@@ -312,6 +312,36 @@ def test_int64_indices_run_on_the_m55(tmp_path):
     assert "result: ok (argmax)" in done.stdout
 
 
+def _gelu_onnx(path: Path, approximate: str) -> Path:
+    """int8 [1, 8, 16, 16] -> Gelu -> int8 (the firmware feeds 2048 pseudo-random codes): the
+    table is built with the target's libm (newlib erff/tanhf), the reference with the host's."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
+             helper.make_node("Gelu", ["xf"], ["g"], approximate=approximate),
+             helper.make_node("QuantizeLinear", ["g", "so", "zo"], ["y"])]
+    graph = helper.make_graph(nodes, "gelu", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 8, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 8, 16, 16])],
+                              [numpy_helper.from_array(np.array(0.0471, np.float32), "s"),
+                               numpy_helper.from_array(np.array(-5, np.int8), "z"),
+                               numpy_helper.from_array(np.array(0.0213, np.float32), "so"),
+                               numpy_helper.from_array(np.array(-100, np.int8), "zo")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), path)
+    return path
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_on_the_m55_matches_the_host_reference(tmp_path, approximate):
+    from build_helpers import tigris_compile
+
+    plan = tigris_compile(_gelu_onnx(tmp_path / "gelu.onnx", approximate), tmp_path / "gelu.tgrs", "2K")
+    done = Scons(REPO)(f"model={plan}", f"build_dir={tmp_path / 'build'}", "sram=64K", "flash=128K", "run")
+    assert re.search(r"^output .* ok  equal to host reference", done.stdout, re.M), done.stdout
+    assert "result: ok (gelu)" in done.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -277,8 +277,8 @@ STATUS_NOTES = {
     FLOAT_ONLY: "the reference has no int8 kernel, so it only occurs in float plans, which this runtime refuses by "
                 "design",
     STATEFUL: "needs state variables or control-flow subgraphs, which this runtime refuses at load",
-    NOT_INT8: "reads or writes int32/bool/float runtime tensors; this runtime holds int8 tensors only (and "
-              "int32 ArgMax/ArgMin model outputs)",
+    NOT_INT8: "reads or writes int32/bool/float runtime tensors this runtime does not hold (it holds int8, "
+              "bool around comparisons and logic, and int32 ArgMax/ArgMin model outputs)",
     NOT_IMPLEMENTED: "an int8 op of the reference with no implementation here; refused by name at load",
 }
 
@@ -478,8 +478,9 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
            else f"refused: {lz4[1]}"),
         "* Float plans (no quantization parameters): refused by design, `float32 plans are not supported by this "
         "runtime`.",
-        "* Tensors other than int8 are refused at load (runtime int32 indices, bool masks, float outputs), except "
-        "int32 model outputs written by ArgMax/ArgMin (handed out as int32, or int64 at an ONNX interface).",
+        "* Tensors other than int8 are refused at load (runtime int32 indices, float outputs), except bool tensors "
+        "around comparisons, And/Or/Not, Where, Cast and ReduceAll, and int32 model outputs written by "
+        "ArgMax/ArgMin (handed out as int32, or int64 at an ONNX interface).",
         "",
         "Paths per operator: `tiled` (row stripes), `tiled_2d` and `chain` need a spatial tiling mode "
         "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, and TILING_ALONE ops, alone in their stage, take "

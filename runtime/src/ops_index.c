@@ -229,6 +229,7 @@ static tgr_status check_indices(const tgr_plan *p, uint32_t o, uint64_t count, u
 static tgr_status check_gather(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     int32_t dims[TGR_MAX_RANK];
+    int32_t extent;
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
     uint32_t rank = tensor_ndim(p, in);
@@ -246,11 +247,11 @@ static tgr_status check_gather(const tgr_plan *p, uint32_t o, tgr_error *err)
     }
     /* Output: input[:axis] + indices[batch:] + input[axis + 1:]; indices[:batch] = input[:batch]. */
     for (k = 0; k < index_rank; ++k) {
-        int32_t extent = movement_int(m, 3u + k);
-        if (extent < 1 || (k < batch && extent != tensor_dim(p, in, k))) {
+        int32_t index_extent = movement_int(m, 3u + k);
+        if (index_extent < 1 || (k < batch && index_extent != tensor_dim(p, in, k))) {
             return tgr_bad_op(err, p, o, "the index shape does not fit the input");
         }
-        count *= (uint32_t)extent;
+        count *= (uint32_t)index_extent;
     }
     for (k = 0; k < axis; ++k) {
         dims[at++] = tensor_dim(p, in, k);
@@ -266,8 +267,8 @@ static tgr_status check_gather(const tgr_plan *p, uint32_t o, tgr_error *err)
             return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
         }
     }
-    dims[0] = tensor_dim(p, in, axis); /* every index selects along the axis */
-    return check_indices(p, o, count, 1u, dims, err);
+    extent = tensor_dim(p, in, axis); /* every index selects along the gather axis */
+    return check_indices(p, o, count, 1u, &extent, err);
 }
 
 static void run_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)

@@ -51,7 +51,8 @@ static inline void fp_quantize_multiplier(double scale, int32_t *multiplier, int
     int exponent = 0;
     double fraction;
     int64_t q;
-    if (scale == 0.0) {
+    if (scale == 0.0 || scale != scale || scale > 1e300 || scale < -1e300) {
+        /* Zero, NaN or infinity: no pair; the op checks refuse the plans that would need one. */
         *multiplier = 0;
         *shift = 0;
         return;

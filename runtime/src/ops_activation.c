@@ -171,6 +171,9 @@ static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
                             "op %u (HardSwish): output scale below input scale / 128 is not executable", o);
         }
     }
+    if (op_type(p, o) == OP_LEAKY_RELU && !(fabsf(leaky_relu_alpha(p, o)) <= 3.0e38f)) {
+        return tgr_bad_op(err, p, o, "its alpha is not a finite number");
+    }
     if (op_type(p, o) == OP_CAST && !tgr_cast_bool_exact(&qout_of_cast)) {
         return tgr_unsupported_op(err, p, o, "an output scale whose 1.0 rounds differently in float32 and double");
     }

@@ -838,7 +838,8 @@ tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_e
     for (r0 = 0; r0 < rows; r0 += band) {
         const uint32_t r1 = r0 + band < rows ? r0 + band : rows;
         const uint32_t bytes = (r1 - r0) * in_row;
-        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, NULL, NULL);
+        const int32_t range[2] = {(int32_t)r0, (int32_t)r1};
+        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, range, NULL);
         s->counters.tiles += 1u;
         if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: reshape band does not fit", stage);

@@ -20,7 +20,8 @@ Each fixture is compiled in-process at 256K (collection time, ~3 s for all) and 
 ``test_fixture_tight`` runs every int8 plan again compiled at half its 256K peak (the
 compiler's tiled paths; falls back to 3/4 when no plan is written at 1/2): same checks, with its
 own ``EXPECTED_TIGHT_REFUSALS``, and every path our trace reports for a stage must be one the
-coverage table (``coverage.op_paths``) allows for each of its ops.
+coverage table (``coverage.op_paths``) allows for each of its ops. ``test_fixture_quarter`` does
+the same at a quarter of the peak, where the compiler bands more stages.
 
 Both lists are honest: a listed fixture that starts running fails with "remove from ...".
 ``KNOWN_FAILURES`` marks cases that run but differ from the reference (strict xfail: a fix makes
@@ -294,3 +295,17 @@ def test_fixture_tight(name: str, lib: Path, record_outcome) -> None:
         return
     refusal = EXPECTED_REFUSALS.get(name) or EXPECTED_TIGHT_REFUSALS.get(name)
     _differential(name, plan, lib, refusal, "tight", record_outcome)
+
+
+@pytest.mark.parametrize("name", _params(INT8, "quarter"))
+def test_fixture_quarter(name: str, lib: Path, record_outcome) -> None:
+    """The int8 plan compiled at a quarter of its 256K peak, where the compiler bands and tiles
+    more stages (reshape bands, independent bands of the indexing ops and reductions)."""
+    peak = coverage.plan_info(coverage.compile_fixture(name))["peak"]
+    plan = coverage.compile_fixture(name, str(max(64, peak // 4)))
+    if isinstance(plan, str):
+        assert "no plan written" in plan, f"tigris-ml fails on {name} at {max(64, peak // 4)} bytes: {plan}"
+        record_outcome("quarter", "no plan at a quarter of the 256K peak", plan)
+        return
+    refusal = EXPECTED_REFUSALS.get(name) or EXPECTED_TIGHT_REFUSALS.get(name)
+    _differential(name, plan, lib, refusal, "quarter", record_outcome)

@@ -9,14 +9,11 @@
 #include <string.h>
 
 #include "tgr.h"
+#include "tgr_internal.h"
 
-/* Little-endian int32 constant `i` of an index list (weights are only 4-byte aligned within the
- * plan, and the plan itself may sit at any address). */
-static int32_t index_at(const uint8_t *indices, uint32_t i)
-{
-    const uint8_t *b = indices + 4u * i;
-    return (int32_t)((uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24));
-}
+/* Constant `i` of an index list: little-endian int32, read bytewise (weights are only 4-byte
+ * aligned within the plan, and the plan itself may sit at any address). */
+static int32_t index_at(const uint8_t *indices, uint32_t i) { return rd_i32(indices + 4u * i); }
 
 int32_t tgr_axis_map_source(const tgr_axis_map *map, int32_t i)
 {

@@ -149,12 +149,17 @@ static int table_pairs_valid(const tgr_plan *p, uint32_t o)
     return tgr_valid_pair(m, s) && tgr_valid_pair(m2, s2);
 }
 
+static int cast_exact(const tgr_plan *p, uint32_t out)
+{
+    tgr_qparams q = tgr_qparams_of(p, out);
+    return tgr_cast_bool_exact(&q);
+}
+
 static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     op_spatial sp;
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
-    tgr_qparams qout_of_cast = tgr_qparams_of(p, out);
     op_decode(p, o, &sp);
     if (sp.fused_act != ACT_NONE) {
         return tgr_bad_op(err, p, o, "a fused activation is only valid on Conv, Gemm and Add");
@@ -174,7 +179,7 @@ static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (op_type(p, o) == OP_LEAKY_RELU && !(fabsf(leaky_relu_alpha(p, o)) <= 3.0e38f)) {
         return tgr_bad_op(err, p, o, "its alpha is not a finite number");
     }
-    if (op_type(p, o) == OP_CAST && !tgr_cast_bool_exact(&qout_of_cast)) {
+    if (op_type(p, o) == OP_CAST && !cast_exact(p, out)) {
         return tgr_unsupported_op(err, p, o, "an output scale whose 1.0 rounds differently in float32 and double");
     }
     if (op_type(p, o) == OP_GELU) {

@@ -166,12 +166,14 @@ static uint32_t extent_product(const tgr_plan *p, uint32_t t, uint32_t from, uin
     return total;
 }
 
-/* Whether every input and output of op o has the rank of its first input (one less for an
- * ArgMax/ArgMin dropping its axis) and `rows` steps along `axis` (more than one), with `outer`
- * (when not 0) as the product of the extents before it, and the op may be banded there. */
+/* Whether every input and output of op o has `rows` steps (more than one) along its band axis
+ * (tensor_axis), with `outer` (when not 0) as the product of the extents before it, and the op
+ * may be banded there. Tensors keep the rank of the first input, except where tensor_axis moves
+ * the band: an ArgMax/ArgMin dropping its axis, an indexing op banded along its last axis. */
 static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t rows, uint32_t outer)
 {
     uint32_t rank = tensor_ndim(p, op_input(p, o, 0));
+    int other_ranks = drops_axis(p, o) || (tgr_index_bandable_op(op_type(p, o)) && axis + 1u == rank);
     uint32_t k;
     if (rows <= 1 || axis >= rank || band_axis_problem(p, o, axis) != NULL) {
         return 0;
@@ -179,7 +181,7 @@ static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t 
     for (k = 0; k < op_num_inputs(p, o) + op_num_outputs(p, o); ++k) {
         uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, k - op_num_inputs(p, o));
         uint32_t along = tensor_axis(p, o, t, axis);
-        if ((tensor_ndim(p, t) != rank && !(drops_axis(p, o) && tensor_ndim(p, t) + 1u == rank)) ||
+        if ((tensor_ndim(p, t) != rank && !other_ranks) || along >= tensor_ndim(p, t) ||
             tensor_dim(p, t, along) != rows || (outer != 0u && extent_product(p, t, 0u, along) != outer)) {
             return 0;
         }
@@ -234,45 +236,6 @@ static int matrix_view(const tgr_plan *p, uint32_t t)
     return tensor_ndim(p, t) == 2u || (tensor_ndim(p, t) > 2u && (tensor_flags(p, t) & TF_LINEAR) != 0u);
 }
 
-/* Whether every tensor of op o has the rank of its first input and the same extent along `axis`
- * (more than 1), with `outer` (when not 0) as the product of the extents before it, and the op
- * maps `axis` onto itself. */
-static int indexing_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, uint32_t outer)
-{
-    uint32_t in = op_input(p, o, 0);
-    uint32_t k;
-    if (axis >= tensor_ndim(p, in) || tensor_dim(p, in, axis) <= 1 || tgr_index_band_problem(p, o, axis) != NULL) {
-        return 0;
-    }
-    for (k = 0; k < op_num_inputs(p, o) + 1u; ++k) {
-        uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, 0);
-        if (tensor_ndim(p, t) != tensor_ndim(p, in) || tensor_dim(p, t, axis) != tensor_dim(p, in, axis) ||
-            (outer != 0u && extent_product(p, t, 0u, axis) != outer)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Whether every tensor of op o ends in the same extent (more than 1) and the op maps its input's
- * last axis onto the output's: the band of the compiler's trailing mode, where ranks may differ. */
-static int last_axis_bands(const tgr_plan *p, uint32_t o)
-{
-    uint32_t in = op_input(p, o, 0);
-    uint32_t rank = tensor_ndim(p, in);
-    uint32_t k;
-    if (tensor_dim(p, in, rank - 1u) <= 1 || tgr_index_band_problem(p, o, rank - 1u) != NULL) {
-        return 0;
-    }
-    for (k = 0; k < op_num_inputs(p, o) + 1u; ++k) {
-        uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, 0);
-        if (tensor_ndim(p, t) == 0u || tensor_dim(p, t, tensor_ndim(p, t) - 1u) != tensor_dim(p, in, rank - 1u)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* The axis a lone indexing op is banded along, in the compiler's order (partition_spatial): the
  * matrix row axis when every tensor is a batch of matrices; none when its height (axis 1 of rank
  * 3 or 4) can be banded, since such stages run as spatial stripes (path_tiles.c); else its
@@ -288,13 +251,15 @@ static int indexing_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int
     }
     /* The matrix rows and the height keep their batch (the product of the axes before them),
      * the leading axis has none before it, the last axis may have any. */
-    if (matrices && indexing_bands_along(p, o, rank - 2u, extent_product(p, in, 0u, rank - 2u))) {
+    if (matrices &&
+        op_bands_along(p, o, rank - 2u, tensor_dim(p, in, rank - 2u), extent_product(p, in, 0u, rank - 2u))) {
         *axis = rank - 2u;
-    } else if ((rank == 3u || rank == 4u) && indexing_bands_along(p, o, 1u, (uint32_t)tensor_dim(p, in, 0))) {
+    } else if ((rank == 3u || rank == 4u) &&
+               op_bands_along(p, o, 1u, tensor_dim(p, in, 1), (uint32_t)tensor_dim(p, in, 0))) {
         return 0;
-    } else if (indexing_bands_along(p, o, leading, 1u)) {
+    } else if (rank > 0u && op_bands_along(p, o, leading, tensor_dim(p, in, leading), 1u)) {
         *axis = leading;
-    } else if (rank > 0u && last_axis_bands(p, o)) {
+    } else if (rank > 0u && op_bands_along(p, o, rank - 1u, tensor_dim(p, in, rank - 1u), 0u)) {
         *axis = rank - 1u;
     } else {
         return 0;

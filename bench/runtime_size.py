@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Code size of the runtime on the target, split into core (loader, pools, executor, paths)
-and kernels (op families, kernels, fixed-point, LZ4).
+"""Code size of the runtime on the target, per source file and per layer folder
+(base, kernels, plan, memory, ops, exec, load: runtime/src/README.md).
 
 Why a script and not a test: size is a figure to watch, not a pass/fail property. Each source
 file is compiled for `cortex-m55+nomve` with the firmware's flags (-Os, function sections) and
@@ -21,14 +21,13 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCES = REPO / "runtime" / "src"
+RUNTIME = REPO / "runtime"
+sys.path.insert(0, str(REPO / "site_scons"))
 
-# Everything that decides *what* runs and *where* memory goes; the rest computes.
-CORE = {"loader.c", "optable.c", "error.c", "interface.c", "pools.c", "executor.c", "path_normal.c",
-        "path_tiles.c", "path_by_input.c", "path_rows.c", "weights.c", "ops_common.c"}
+from tigris_scons import runtime_tree  # noqa: E402
 
 FLAGS = ["-std=c99", "-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard", "-ffunction-sections",
-         "-fdata-sections", f"-I{REPO / 'runtime' / 'include'}"]
+         "-fdata-sections", *(f"-I{d}" for d in runtime_tree.include_dirs(RUNTIME))]
 
 
 def section_sizes(obj: Path) -> dict[str, int]:
@@ -46,12 +45,11 @@ def section_sizes(obj: Path) -> dict[str, int]:
 def measure(opt: str, align: int) -> list[tuple[str, str, dict[str, int]]]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for source in sorted(SOURCES.glob("*.c")):
+        for source in runtime_tree.sources(RUNTIME):
             obj = Path(tmp) / (source.stem + ".o")
             subprocess.run(["arm-none-eabi-gcc", *FLAGS, opt, f"-DTGR_TENSOR_ALIGN={align}", "-c",
                             str(source), "-o", str(obj)], check=True)
-            group = "core" if source.name in CORE else "kernels"
-            rows.append((source.name, group, section_sizes(obj)))
+            rows.append((source.name, source.parent.name, section_sizes(obj)))
     return rows
 
 
@@ -65,14 +63,14 @@ def main() -> int:
         return 2
     rows = measure(args.opt, args.align)
     print(f"runtime code size, cortex-m55+nomve {args.opt}, TGR_TENSOR_ALIGN={args.align}")
-    print(f"{'file':22s} {'group':8s} {'.text':>7s} {'.rodata':>8s}")
+    print(f"{'file':22s} {'layer':8s} {'.text':>7s} {'.rodata':>8s}")
     totals: dict[str, dict[str, int]] = {}
     for name, group, sizes in rows:
         print(f"{name:22s} {group:8s} {sizes['text']:7d} {sizes['rodata']:8d}")
         total = totals.setdefault(group, {"text": 0, "rodata": 0})
         for key in total:
             total[key] += sizes[key]
-    for group, total in sorted(totals.items()):
+    for group, total in totals.items():
         print(f"{'total ' + group:31s} {total['text']:7d} {total['rodata']:8d}")
     return 0
 

@@ -9,9 +9,9 @@ line, host reference); these tests hold the C firmware to it:
   AN547 map (no NOLOAD segment with a load address elsewhere, symbols, overflow assertions),
   the workspace is what ``tgr.h`` says for the target;
 * qemu-system-arm: exit codes and report lines of the paths that never reach the runtime
-  (no plan, window mismatch, plan too large, fault self-tests, the SysTick work counter); with
-  runtime/src present, the DS-CNN plan end to end, compared byte for byte with the bundled
-  tigris host runtime.
+  (no plan, window mismatch, plan too large, fault self-tests, the SysTick work counter); linked
+  with the runtime, the DS-CNN plan end to end, compared byte for byte with the bundled tigris
+  host runtime.
 
 The runtime-free firmware is linked with ``--unresolved-symbols=ignore-all``: those paths exit
 before the first runtime call, so the unresolved calls are never executed.
@@ -36,6 +36,7 @@ from tigris_scons.plan import read_plan
 from tigris_scons.qemu import exit_meaning, qemu_command
 from tigris_scons.reference import bundled_runtime_available, compute_reference
 from tigris_scons.runlog import parse_run_log
+from tigris_scons import runtime_tree
 
 TEMPLATES = REPO / "firmware_templates"
 RUNTIME_INCLUDE = REPO / "runtime" / "include"
@@ -119,7 +120,7 @@ def test_check_context_requires_all_names() -> None:
 
 
 def test_input_stream_reference_values() -> None:
-    """The first values README.md §3 documents for the default seed."""
+    """The first values docs/firmware.md#input-generator documents for the default seed."""
     stream = xorshift32(DEFAULT_SEED)
     assert [next(stream) for _ in range(3)] == [0x510C4619, 0xE02E553E, 0x7BB98F3A]
 
@@ -379,16 +380,10 @@ def test_systick_work_counter_across_wraps(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- with the runtime
 
 
-def _runtime_sources() -> list[Path]:
-    sources = sorted(RUNTIME_SRC.glob("*.c"))
-    if not any(re.search(r"\btgr_status\s+tgr_run\s*\(", p.read_text()) for p in sources):
-        pytest.skip("runtime/src does not define tgr_run yet")
-    return sources
-
-
 @pytest.fixture(scope="module")
 def runtime_objects(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    sources = _runtime_sources()
+    sources = runtime_tree.sources(REPO / "runtime")
+    assert sources, f"no runtime sources under {RUNTIME_SRC}"
     out = tmp_path_factory.mktemp("runtime")
     objs = []
     for src in sources:

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tgr_internal.h"
+#include "plan/plan.h"
 
 #define HOST_ABI 2u
 #define ARENA_ALIGNMENT 64u

@@ -10,7 +10,7 @@ Graph per model (every check is a file target, so ``-j``, ``-n``, ``-k`` and
 ``--debug=explain`` behave, and a budget edit re-runs only the checks)::
 
     [builder.py] -> <m>.onnx -> <m>.tgrs  (tigris compile -m <budget>; a ready .tgrs is used as is)
-    main.c.j2 + plan -> main.c ; runtime/src -> libtgr.a ; main.c + startup + libtgr.a -> <m>.elf (+ .map)
+    main.c.j2 + plan -> main.c ; runtime/src/<layer>/*.c -> libtgr.a ; main.c + startup + libtgr.a -> <m>.elf (+ .map)
     <m>.elf -> <m>.size.json (+ .size.txt)          ELF size map by address range
     size.json + plan + Value(budgets) -> <m>.size.ok (+ .size-check.json)     static budget gate
     plan + Value(seed) -> <m>.ref.json              host reference (bundled tigris-ml runtime)
@@ -54,6 +54,7 @@ from tigris_scons import declaration as decl_mod  # noqa: E402
 from tigris_scons import firmware as firmware_recipe  # noqa: E402
 from tigris_scons.qemu import ICOUNT_FLAGS, icount_shift  # noqa: E402
 from tigris_scons.errors import TigrisError  # noqa: E402
+from tigris_scons import runtime_tree  # noqa: E402
 
 PREFIX = "TIGRISBUILD_"
 QEMU_INSTALL_HINT = ("install it with: apt-get install --no-install-recommends qemu-system-arm "
@@ -456,13 +457,16 @@ def _runtime_library(env, cross):
     key = libdir.get_abspath() + "|" + cross.subst("$TIGRISBUILD_CROSS")
     if key in _runtime_libs:
         return _runtime_libs[key]
-    srcdir = env.Dir("$TIGRISBUILD_RUNTIME_DIR/src")
-    sources = sorted(Path(srcdir.get_abspath()).glob("*.c"))
+    runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
+    sources = runtime_tree.sources(runtime)
     if not sources:
         lib = env.Command(libdir.File("libtgr.a"), [], SCons.Action.Action(_missing_tool, None),
-                          TIGRISBUILD_MISSING_MESSAGE=f"no C sources in {srcdir.get_abspath()} (the runtime is not there yet)")
+                          TIGRISBUILD_MISSING_MESSAGE=f"no C sources in {runtime_tree.source_root(runtime)} "
+                          "(the runtime is not there yet)")
     else:
-        objs = [cross.Object(libdir.File(src.stem + ".o"), str(src)) for src in sources]
+        include = [str(d) for d in runtime_tree.include_dirs(runtime)]
+        objs = [cross.Object(libdir.File(f"{src.parent.name}/{src.stem}.o"), str(src), CPPPATH=include)
+                for src in sources]
         _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
         lib = cross.StaticLibrary(libdir.File("libtgr.a"), objs)
     _runtime_libs[key] = lib

@@ -15,10 +15,17 @@ The runtime's own tests depend on exactly these paths.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import SCons.Action
 import SCons.Errors
+
+_SITE = Path(__file__).resolve().parents[1]
+if str(_SITE) not in sys.path:
+    sys.path.insert(0, str(_SITE))
+
+from tigris_scons import runtime_tree  # noqa: E402
 
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-fno-omit-frame-pointer"]
 SHIM = "tigris_host.c"
@@ -60,7 +67,7 @@ def tigris_host(env, sanitize: bool = False, alias: str | None = None):
     runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
     host.Replace(CCFLAGS=["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC"],
                  CPPDEFINES=[("TGR_TENSOR_ALIGN", align)],
-                 CPPPATH=[str(runtime / "include"), str(runtime / "src")],
+                 CPPPATH=[str(d) for d in runtime_tree.include_dirs(runtime)],
                  LINKFLAGS=[], SHLINKFLAGS=["-shared"], LIBS=["m"])
     if sanitize:
         host.Append(CCFLAGS=SANITIZE_FLAGS, LINKFLAGS=SANITIZE_FLAGS, SHLINKFLAGS=SANITIZE_FLAGS)
@@ -70,9 +77,9 @@ def tigris_host(env, sanitize: bool = False, alias: str | None = None):
     outdir = env.Dir("$TIGRISBUILD_BUILD_DIR/" + ("host-san" if sanitize else "host"))
 
     def objects(files):
-        return [host.SharedObject(outdir.File(f"obj/{f.parent.name}_{f.stem}.os"), str(f)) for f in files]
+        return [host.SharedObject(outdir.File(f"obj/{f.parent.name}/{f.stem}.os"), str(f)) for f in files]
 
-    core = sorted((runtime / "src").glob("*.c"))
+    core = runtime_tree.sources(runtime)
     host_dir = runtime / "host"
     common = sorted(p for p in host_dir.glob("*.c") if p.name not in (SHIM, DRIVER))
     shared_objs = objects(core + common)
@@ -83,7 +90,7 @@ def tigris_host(env, sanitize: bool = False, alias: str | None = None):
     else:
         nodes += host.Command(outdir.File("libtigris_host.so"), [], SCons.Action.Action(_missing, None),
                               TIGRISBUILD_MISSING_MESSAGE=f"cannot build the host library yet: "
-                              f"{host_dir / SHIM} or the runtime sources in {runtime / 'src'} are missing")
+                              f"{host_dir / SHIM} or the runtime sources in {runtime_tree.source_root(runtime)} are missing")
     if (host_dir / DRIVER).is_file() and core:
         nodes += host.Program(outdir.File("tgr_run"), shared_objs + objects([host_dir / DRIVER]))
     name = alias if alias is not None else env.subst("$TIGRISBUILD_HOST_ALIAS")

@@ -13,12 +13,12 @@ Where every column comes from (nothing here is typed in by hand):
 
 * names, opcodes, reference backends and dtype signatures: ``tigris.operator_contract``
   (tigris-ml 0.12.1);
-* supported or not, and the tiling mode: the op family tables in ``runtime/src/ops_*.c``
+* supported or not, and the tiling mode: the op family tables in ``runtime/src/ops/ops_*.c``
   (``{opcode, TILING_..., check, run}`` rows, found through the family chain of
-  ``tgr_op_impl_of`` in ``ops_common.c``). The parser refuses any row it does not understand,
+  ``tgr_op_impl_of`` in ``ops/ops_registry.c``). The parser refuses any row it does not understand,
   and test_coverage_doc.py checks the result against the built library itself
   (``tgr_op_impl_of`` through ctypes), so a parser that misses a row fails instead of lying;
-* execution paths: the executor's path selection (``tgr_select_path`` in ``executor.c``)
+* execution paths: the executor's path selection (``tgr_select_path`` in ``exec/path_select.c``)
   gives the set of paths; an op can take ``tiled``/``tiled_2d``/``chain`` when its tiling mode
   is spatial (``tgr_stripe_capable`` refuses TILING_NONE; TILING_RESAMPLE, Resize, and
   TILING_ALONE ops only ``tiled``, TILING_2D_ONLY ops only ``tiled_2d``), ``rows`` when it has
@@ -55,6 +55,8 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
 REPO = TESTS.parent
 SRC = REPO / "runtime" / "src"
+OPS = SRC / "ops"
+EXEC = SRC / "exec"
 DOC = REPO / "docs" / "coverage.md"
 for _p in (str(REPO), str(TESTS / "ops"), str(TESTS)):  # ends as tests/, tests/ops, repo root
     if _p not in sys.path:
@@ -83,7 +85,7 @@ def _strip_comments(text: str) -> str:
 def op_constants() -> dict[str, int]:
     """``OP_NAME = N`` enumerators and ``#define OP_NAME Nu`` of the runtime sources."""
     consts: dict[str, int] = {}
-    for path in sorted(SRC.glob("*.[ch]")):
+    for path in sorted(SRC.rglob("*.[ch]")):
         text = _strip_comments(path.read_text())
         found = re.findall(r"\b(OP_[A-Z0-9_]+)\s*=\s*(\d+)", text)
         found += re.findall(r"#define\s+(OP_[A-Z0-9_]+)\s+(\d+)u?\b", text)
@@ -118,17 +120,17 @@ _ROW = re.compile(r"^\{\s*(OP_[A-Z0-9_]+|\d+)\s*,\s*(TILING_[A-Z0-9_]+(?:\s*\|\s
 @functools.cache
 def family_tables() -> dict[int, TableEntry]:
     """opcode -> its entry in the op family tables, in ``tgr_op_impl_of`` lookup order."""
-    common = _strip_comments((SRC / "ops_common.c").read_text())
+    common = _strip_comments((OPS / "ops_registry.c").read_text())
     body = re.search(r"tgr_op_impl_of\s*\(\s*uint32_t\s+opcode\s*\)\s*\{(.*?)\n\}", common, re.S)
     if body is None:
-        raise ValueError("ops_common.c: tgr_op_impl_of not found")
+        raise ValueError("ops_registry.c: tgr_op_impl_of not found")
     families = re.findall(r"\btgr_ops_(\w+)\s*\(\s*opcode\s*\)", body.group(1))
     if not families:
-        raise ValueError("ops_common.c: tgr_op_impl_of chains no family lookups")
+        raise ValueError("ops_registry.c: tgr_op_impl_of chains no family lookups")
     entries: dict[int, TableEntry] = {}
     for family in families:
         found = []
-        for path in sorted(SRC.glob("ops_*.c")):
+        for path in sorted(OPS.glob("ops_*.c")):
             text = _strip_comments(path.read_text())
             lookup = re.search(rf"tgr_ops_{family}\s*\(\s*uint32_t\s+opcode\s*\)\s*\{{(.*?)\n\}}", text, re.S)
             if lookup:
@@ -175,7 +177,7 @@ def single_op_paths() -> dict[str, frozenset[int]]:
     out = {}
     for path_name, (file, func) in tests.items():
         codes = {_opcode(t) for t in re.findall(r"op_type\s*\([^)]*\)\s*[!=]=\s*(OP_[A-Z0-9_]+|\d+)",
-                                                _function_body(SRC / file, func))}
+                                                _function_body(EXEC / file, func))}
         if not codes:
             raise ValueError(f"{file}: {func} tests no opcode")
         out[path_name] = frozenset(codes)
@@ -185,11 +187,11 @@ def single_op_paths() -> dict[str, frozenset[int]]:
 @functools.cache
 def executor_paths() -> tuple[str, ...]:
     """The paths ``tgr_select_path`` can return, in PATH_ORDER."""
-    body = _function_body(SRC / "executor.c", "tgr_select_path")
+    body = _function_body(EXEC / "path_select.c", "tgr_select_path")
     names = {m.lower() for m in re.findall(r"\bTGR_PATH_([A-Z0-9_]+)", body)}
     unknown = names - set(PATH_ORDER)
     if unknown or not names:
-        raise ValueError(f"executor.c: tgr_select_path returns unknown paths {sorted(unknown)}")
+        raise ValueError(f"path_select.c: tgr_select_path returns unknown paths {sorted(unknown)}")
     return tuple(p for p in PATH_ORDER if p in names)
 
 
@@ -268,7 +270,7 @@ def status(opcode: int) -> str:
 
 
 STATUS_NOTES = {
-    SUPPORTED: "in a family table of `runtime/src/ops_*.c`; runs byte-identical to the reference where tests "
+    SUPPORTED: "in a family table of `runtime/src/ops/ops_*.c`; runs byte-identical to the reference where tests "
                "reach it",
     NOT_REPRODUCED: "the family table names it only to refuse it at load: the reference's int8 arithmetic is not "
                     "reproduced bit for bit (the header of its `ops_*.c` says why)",
@@ -461,7 +463,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         f"Generated by `tests/conformance/coverage.py`; regenerate with `{REGENERATE}`.",
         "`tests/conformance/test_coverage_doc.py` fails while this file is stale. How each column is",
         "derived is explained in the generator's docstring; in short: status and tiling come from the op",
-        "family tables in `runtime/src/ops_*.c` (checked against the built library), paths from the",
+        "family tables in `runtime/src/ops/ops_*.c` (checked against the built library), paths from the",
         "executor's path selection, fixtures from compiling and loading every tigris-ml 0.12.1 sdist",
         "fixture (`tests/fixtures/tflite/ops/`).",
         "",

@@ -1,7 +1,7 @@
 """docs/coverage.md is current, and what its generator reads from the sources is what the runtime does.
 
 * the document equals a fresh ``coverage.generate()`` (fails with the regeneration command);
-* the family tables parsed from ``runtime/src/ops_*.c`` equal the built library's own registry
+* the family tables parsed from ``runtime/src/ops/ops_*.c`` equal the built library's own registry
   (``tgr_op_impl_of`` through ctypes: opcode, tiling bits, refusing entries without a run
   function), so a table row the parser misses cannot drop out of the document unnoticed;
 * "refused like the reference" and "float only" hold on the reference: a single-op int8 plan
@@ -50,7 +50,7 @@ def test_coverage_doc_is_current(lib: Path) -> None:
                     pytrace=False)
 
 
-class _Impl(ctypes.Structure):  # runtime/src/ops.h tgr_op_impl
+class _Impl(ctypes.Structure):  # runtime/src/ops/ops.h tgr_op_impl
     _fields_ = [("opcode", ctypes.c_uint8), ("tiling", ctypes.c_uint8), ("check", ctypes.c_void_p),
                 ("run", ctypes.c_void_p)]
 
@@ -66,7 +66,7 @@ def test_parsed_tables_match_the_library(lib: Path) -> None:
         if impl:
             registry[code] = (impl.contents.opcode, impl.contents.tiling, impl.contents.run is None)
     parsed = {code: (code, e.tiling, e.refuses) for code, e in coverage.family_tables().items()}
-    assert parsed == registry, ("runtime/src/ops_*.c tables as parsed by coverage.py differ from the library's "
+    assert parsed == registry, ("runtime/src/ops/ops_*.c tables as parsed by coverage.py differ from the library's "
                                 f"tgr_op_impl_of (opcode: (opcode, tiling, refuses)):\n  parsed  {parsed}\n  "
                                 f"library {registry}")
 

@@ -32,7 +32,7 @@
  * Build (tests/fuzz/run_fuzz.py does this):
  *   clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1 \
  *         -Iruntime/include -Iruntime/src -Iruntime/host -DTGR_TENSOR_ALIGN=32u \
- *         tests/fuzz/fuzz_plan.c runtime/src/\*.c runtime/host/tigris_host.c -lm
+ *         tests/fuzz/fuzz_plan.c $(find runtime/src -name '*.c') runtime/host/tigris_host.c -lm
  * With -DFUZZ_REPLAY_MAIN it is a plain program instead: `fuzz_plan FILE...` runs each file
  * once through the same checks (tests/fuzz/test_fuzz_regressions.py builds it with gcc).
  */
@@ -45,7 +45,7 @@
 #include <string.h>
 
 #include "tgr.h"
-#include "tgr_internal.h"
+#include "plan/plan.h"
 #include "tigris_host.h"
 
 #define MAX_TENSOR_TOTAL (2u << 20)   /* sum of tensor bytes of a plan we still run */

@@ -37,6 +37,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 BUILD = REPO / "build" / "fuzz"
+if str(REPO / "site_scons") not in sys.path:
+    sys.path.insert(0, str(REPO / "site_scons"))
+
+from tigris_scons import runtime_tree  # noqa: E402
 TARGET = BUILD / "fuzz_plan"
 CORPUS = HERE / "corpus"
 REGRESSIONS = HERE / "regressions"
@@ -45,15 +49,14 @@ FUZZ_FLAGS = ["-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=unde
 
 
 def sources(tree: Path = REPO) -> list[Path]:
-    return sorted((tree / "runtime" / "src").glob("*.c")) + [tree / "runtime" / "host" / "tigris_host.c",
-                                                            HERE / "fuzz_plan.c"]
+    return runtime_tree.sources(tree / "runtime") + [tree / "runtime" / "host" / "tigris_host.c", HERE / "fuzz_plan.c"]
 
 
 def build_command(cc: str, output: Path, flags: list[str], tree: Path = REPO) -> list[str]:
     """Compile line for the fuzz target (or, with other flags, the replay driver) from the
     runtime sources under ``tree`` (the repository, or a snapshot of it)."""
-    return [cc, "-std=c99", "-Wall", "-Wextra", *flags, "-I", str(tree / "runtime" / "include"),
-            "-I", str(tree / "runtime" / "src"), "-I", str(tree / "runtime" / "host"),
+    includes = [*runtime_tree.include_dirs(tree / "runtime"), tree / "runtime" / "host"]
+    return [cc, "-std=c99", "-Wall", "-Wextra", *flags, *(f"-I{d}" for d in includes),
             "-DTGR_TENSOR_ALIGN=32u", *map(str, sources(tree)), "-lm", "-o", str(output)]
 
 

@@ -1,9 +1,9 @@
 """The runtime compiles warning-free for the host and for Cortex-M55, and stays allocation/stdio free.
 
-* Host: every ``runtime/src/*.c`` and ``runtime/host/*.c`` with the SCons host flags
+* Host: every runtime source (``runtime/src/<layer>/*.c``) and ``runtime/host/*.c`` with the SCons host flags
   (``-std=c99 -Wall -Wextra -Werror -O2 -fPIC``; ``-O2`` matters, gcc only runs its
   flow-based warnings such as ``-Wmaybe-uninitialized`` when optimizing).
-* Target: every ``runtime/src/*.c`` with ``arm-none-eabi-gcc -std=c99 -Wall -Wextra -Werror
+* Target: every runtime source with ``arm-none-eabi-gcc -std=c99 -Wall -Wextra -Werror
   -mcpu=cortex-m55+nomve -mthumb -mfloat-abi=hard -Os -DTGR_TENSOR_ALIGN=16``: a different
   compiler configuration (32-bit ``int``/``size_t``/pointers, ``-Os``) that finds conversions and
   format mismatches the x86-64 build cannot.
@@ -24,16 +24,18 @@ from pathlib import Path
 
 import pytest
 
+from tigris_scons import runtime_tree
+
 REPO = Path(__file__).resolve().parents[2]
 RUNTIME = REPO / "runtime"
-INCLUDES = [f"-I{RUNTIME / 'include'}", f"-I{RUNTIME / 'src'}"]
+INCLUDES = [f"-I{d}" for d in runtime_tree.include_dirs(RUNTIME)]
 HOST_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC"]
 ARM_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard",
              "-Os", "-DTGR_TENSOR_ALIGN=16"]
 
-CORE_SOURCES = sorted((RUNTIME / "src").glob("*.c"))
+CORE_SOURCES = runtime_tree.sources(RUNTIME)
 HOST_SOURCES = sorted((RUNTIME / "host").glob("*.c"))
-NO_HEAP_FILES = sorted((RUNTIME / "src").glob("*.[ch]")) + sorted((RUNTIME / "include").glob("*.h"))
+NO_HEAP_FILES = sorted(runtime_tree.source_root(RUNTIME).rglob("*.[ch]")) + sorted((RUNTIME / "include").glob("*.h"))
 
 FORBIDDEN_CALLS = ("malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "printf", "fprintf",
                    "sprintf", "snprintf", "vprintf", "vfprintf", "vsprintf", "vsnprintf", "puts", "fputs",
@@ -68,7 +70,7 @@ def test_host_gcc_warning_free(source: Path, tmp_path: Path) -> None:
     _compile(require_tool("gcc"), HOST_FLAGS, source, tmp_path / f"{source.stem}.o")
 
 
-@pytest.mark.parametrize("source", CORE_SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("source", CORE_SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_cortex_m55_warning_free_and_heap_free(source: Path, tmp_path: Path) -> None:
     from conftest import require_tool
 

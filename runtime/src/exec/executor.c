@@ -1,0 +1,301 @@
+/*
+ * The executor: one inference over the stage table (docs/execution.md#one-inference). Model
+ * inputs are converted into the slow arena, each stage runs with its inputs loaded into the
+ * fast arena and its outputs spilled back to slow memory, and model outputs are converted out.
+ *
+ * Each unit takes the path path_select.c picks from the plan and the fast limit, exactly as
+ * the loader picked it when it accepted the plan; a unit the runtime cannot run is an error,
+ * never a silently different execution.
+ */
+#include <math.h>
+
+#include "exec/exec.h"
+#include "memory/pools.h"
+#include "memory/weights.h"
+
+/* ---- sessions ------------------------------------------------------------------------------ */
+
+static tgr_status execute(tgr_session *s, const void *const *inputs, void *const *outputs, tgr_error *err);
+
+tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fast, uint32_t fast_bytes,
+                            void *slow, uint32_t slow_bytes, void *workspace, uint32_t workspace_bytes,
+                            tgr_error *err)
+{
+    uintptr_t ws = (uintptr_t)workspace;
+    uint32_t skip;
+    uint32_t need;
+    tgr_status st;
+    if (session == NULL || plan == NULL || plan->data == NULL || fast == NULL || slow == NULL ||
+        workspace == NULL) {
+        return tgr_fail(err, TGR_ERR_ARGUMENT, "session, loaded plan, arenas and workspace are required");
+    }
+    memset(session, 0, sizeof *session);
+    session->plan = plan;
+    tgr_pool_bind(&session->fast, fast, fast_bytes);
+    tgr_pool_bind(&session->slow, slow, slow_bytes);
+    if ((uint8_t *)fast < (uint8_t *)slow + slow_bytes && (uint8_t *)slow < (uint8_t *)fast + fast_bytes) {
+        return tgr_fail(err, TGR_ERR_ARGUMENT, "fast and slow arenas overlap");
+    }
+    need = tgr_fast_arena_required(plan);
+    if (session->fast.size < need) {
+        return tgr_fail(err, TGR_ERR_ARENA, "fast arena too small: plan needs %u bytes, %u usable of %u given",
+                        need, session->fast.size, fast_bytes);
+    }
+    skip = (uint32_t)((sizeof(uint8_t *) - ws % sizeof(uint8_t *)) % sizeof(uint8_t *));
+    need = plan->num_tensors * TGR_WORKSPACE_PER_TENSOR;
+    if (workspace_bytes < skip || workspace_bytes - skip < need) {
+        return tgr_fail(err, TGR_ERR_ARENA, "workspace too small: plan needs %u bytes, %u given",
+                        tgr_workspace_required(plan), workspace_bytes);
+    }
+    session->tensor_ptr = (uint8_t **)(ws + skip);
+    session->region = (int32_t *)(void *)(session->tensor_ptr + plan->num_tensors);
+    session->held = session->region + 4u * plan->num_tensors;
+    session->tensor_alloc = (uint32_t *)(session->held + 2u * plan->num_tensors);
+    session->last_use = (uint16_t *)(session->tensor_alloc + plan->num_tensors);
+    session->origin = session->last_use + plan->num_tensors;
+    session->workspace_bytes = tgr_workspace_required(plan);
+    session->rehearsing = 1u;
+    st = execute(session, NULL, NULL, err);
+    session->rehearsing = 0u;
+    memset(&session->counters, 0, sizeof session->counters);
+    tgr_pool_clear(&session->fast);
+    tgr_pool_clear(&session->slow);
+    return st;
+}
+
+void tgr_session_set_trace(tgr_session *session, tgr_trace_fn fn, void *user)
+{
+    session->trace = fn;
+    session->trace_user = user;
+}
+
+/* ---- model boundary ------------------------------------------------------------------------- */
+
+static int8_t quantize_boundary(float x, float scale, int32_t zero_point)
+{
+    float q = roundf(x / scale);
+    if (q != q) {
+        return (int8_t)zero_point;
+    }
+    q += (float)zero_point;
+    if (q < -128.0f) {
+        return -128;
+    }
+    if (q > 127.0f) {
+        return 127;
+    }
+    return (int8_t)q;
+}
+
+static void convert_in(const tgr_plan *p, uint32_t t, const uint8_t *src, int8_t *dst)
+{
+    uint32_t n = tensor_bytes(p, t);
+    uint32_t i;
+    switch (tensor_iface(p, t)) {
+    case DT_FLOAT: {
+        float scale = quant_scale(p, tensor_quant(p, t));
+        int32_t zp = quant_zero_point(p, tensor_quant(p, t));
+        for (i = 0; i < n; ++i) {
+            float x;
+            memcpy(&x, src + 4u * i, sizeof x);
+            dst[i] = quantize_boundary(x, scale, zp);
+        }
+        break;
+    }
+    case DT_UINT8:
+        for (i = 0; i < n; ++i) {
+            dst[i] = (int8_t)(src[i] ^ 0x80u);
+        }
+        break;
+    default:
+        memcpy(dst, src, n);
+        break;
+    }
+}
+
+static void convert_out(const tgr_plan *p, uint32_t t, const int8_t *src, uint8_t *dst)
+{
+    uint32_t n = tensor_bytes(p, t);
+    uint32_t i;
+    switch (tensor_iface(p, t)) {
+    case DT_FLOAT: {
+        float scale = quant_scale(p, tensor_quant(p, t));
+        int32_t zp = quant_zero_point(p, tensor_quant(p, t));
+        for (i = 0; i < n; ++i) {
+            float x = (float)((int32_t)src[i] - zp) * scale;
+            memcpy(dst + 4u * i, &x, sizeof x);
+        }
+        break;
+    }
+    case DT_UINT8:
+        for (i = 0; i < n; ++i) {
+            dst[i] = (uint8_t)((uint8_t)src[i] ^ 0x80u);
+        }
+        break;
+    case DT_INT64: /* int32 indices (ArgMax) behind an ONNX int64 output: sign-extended, little-endian */
+        for (i = 0; i < n; i += 4u) {
+            uint8_t fill = (uint8_t)(src[i + 3u] < 0 ? 0xFFu : 0x00u);
+            memcpy(dst + 2u * i, src + i, 4u);
+            memset(dst + 2u * i + 4u, fill, 4u);
+        }
+        break;
+    default:
+        memcpy(dst, src, n);
+        break;
+    }
+}
+
+/* ---- slow memory between stages ------------------------------------------------------------ */
+
+static int read_by_later_stage(const tgr_plan *p, uint32_t stage, uint32_t t)
+{
+    uint32_t s, i;
+    for (s = stage + 1u; s < p->num_stages; ++s) {
+        for (i = 0; i < stage_in_count(p, s); ++i) {
+            if (stage_input(p, s, i) == t) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Drop slow tensors no later stage reads (model outputs stay), then compact if any went. */
+static void release_slow(tgr_session *s, uint32_t stage)
+{
+    const tgr_plan *p = s->plan;
+    uint32_t t;
+    int freed = 0;
+    for (t = 0; t < p->num_tensors; ++t) {
+        if (tgr_pool_of(s, s->tensor_ptr[t]) == TGR_POOL_SLOW && !(tensor_flags(p, t) & TF_MODEL_OUTPUT) &&
+            !read_by_later_stage(p, stage, t)) {
+            uint8_t *block = s->tensor_ptr[t];
+            uint32_t other;
+            s->tensor_ptr[t] = NULL;
+            /* A block another tensor still points at (an output written over its input) stays. */
+            for (other = 0; other < p->num_tensors && s->tensor_ptr[other] != block; ++other) {
+            }
+            freed |= other == p->num_tensors;
+        }
+    }
+    if (freed) {
+        tgr_compact(s, TGR_POOL_SLOW, stage);
+    }
+}
+
+/* Decompress the weights of the unit's stages (a chain keeps all members' blocks), then run. */
+static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t last, uint32_t path, uint32_t limit,
+                           tgr_error *err)
+{
+    const uint8_t *weights[MAX_CHAIN_STAGES];
+    uint32_t k;
+    for (k = 0; stage + k <= last; ++k) {
+        tgr_status st = tgr_unpack_stage_weights(s, stage + k, &weights[k], err);
+        if (st != TGR_OK) {
+            return st;
+        }
+    }
+    switch (path) {
+    case TGR_PATH_NORMAL:
+        return tgr_run_normal(s, stage, limit, weights, err);
+    case TGR_PATH_BY_INPUT:
+        return tgr_run_by_input(s, stage, limit, weights, err);
+    case TGR_PATH_ROWS:
+        return tgr_run_rows(s, stage, limit, weights, err);
+    case TGR_PATH_TRANSPOSE:
+        return tgr_run_transpose(s, stage, limit, err);
+    case TGR_PATH_RESHAPE:
+        return tgr_run_reshape(s, stage, limit, err);
+    default:
+        return tgr_run_tiles(s, stage, limit, path, weights, err);
+    }
+}
+
+/* ---- one inference ------------------------------------------------------------------------- */
+
+static tgr_status check_buffers(const tgr_plan *p, int is_output, const void *const *buffers,
+                                const uint32_t *sizes, uint32_t count, tgr_error *err)
+{
+    uint32_t i;
+    if (count != tgr_plan_io_count(p, is_output) || (count > 0u && (buffers == NULL || sizes == NULL))) {
+        return tgr_fail(err, TGR_ERR_ARGUMENT, "expected %u %s buffers, got %u", tgr_plan_io_count(p, is_output),
+                        is_output ? "output" : "input", count);
+    }
+    for (i = 0; i < count; ++i) {
+        tgr_io_info info;
+        tgr_plan_io_info(p, is_output, i, &info);
+        if (buffers[i] == NULL || sizes[i] != info.bytes) {
+            return tgr_fail(err, TGR_ERR_ARGUMENT, "%s %u ('%s') needs %u bytes, got %u",
+                            is_output ? "output" : "input", i, info.name, info.bytes, sizes[i]);
+        }
+    }
+    return TGR_OK;
+}
+
+/* One pass over the stages; while rehearsing, inputs and outputs are NULL and not converted. */
+static tgr_status execute(tgr_session *s, const void *const *inputs, void *const *outputs, tgr_error *err)
+{
+    const tgr_plan *p = s->plan;
+    const uint32_t num_inputs = tgr_plan_io_count(p, 0);
+    const uint32_t num_outputs = tgr_plan_io_count(p, 1);
+    uint32_t i, stage;
+    tgr_status st;
+    tgr_pool_clear(&s->fast);
+    tgr_pool_clear(&s->slow);
+    memset(&s->counters, 0, sizeof s->counters);
+    for (i = 0; i < p->num_tensors; ++i) {
+        s->tensor_ptr[i] = NULL;
+        s->tensor_alloc[i] = 0u;
+        s->origin[i] = (uint16_t)i;
+    }
+    for (i = 0; i < num_inputs; ++i) {
+        uint32_t t = model_io_tensor(p, i);
+        st = tgr_place_slow(s, t, NONE16, err);
+        if (st != TGR_OK) {
+            return st;
+        }
+        if (inputs != NULL) {
+            convert_in(p, t, (const uint8_t *)inputs[i], (int8_t *)s->tensor_ptr[t]);
+        }
+    }
+    for (stage = 0; stage < p->num_stages; ++stage) {
+        uint32_t limit = tgr_unit_limit(p, stage, s->fast.size, s->fast.floor);
+        const char *why;
+        uint32_t path = tgr_select_path(p, stage, limit, &why);
+        uint32_t last = path == TGR_PATH_CHAIN ? stage + stage_chain_len(p, stage) - 1u : stage;
+        if (path == PATH_SKIP) {
+            continue;
+        }
+        if (path == PATH_REFUSED) {
+            return tgr_fail(err, TGR_ERR_EXEC, "stage %u cannot run: %s", stage, why);
+        }
+        tgr_emit_stage_begin(s, stage, path);
+        st = run_unit(s, stage, last, path, limit, err);
+        if (st != TGR_OK) {
+            return st;
+        }
+        release_slow(s, last);
+        tgr_fast_release(s, last);
+        tgr_emit(s, TGR_EV_STAGE_END, TGR_POOL_NONE, stage, NONE16, NONE16, 0u, 0u, 0u);
+    }
+    for (i = 0; i < num_outputs && outputs != NULL; ++i) {
+        uint32_t t = model_io_tensor(p, p->num_inputs + i);
+        convert_out(p, t, (const int8_t *)s->tensor_ptr[t], (uint8_t *)outputs[i]);
+    }
+    tgr_fast_reset(s, NONE16);
+    return TGR_OK;
+}
+
+tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *input_bytes, uint32_t num_inputs,
+                   void *const *outputs, const uint32_t *output_bytes, uint32_t num_outputs, tgr_error *err)
+{
+    tgr_status st;
+    if (s == NULL || s->plan == NULL) {
+        return tgr_fail(err, TGR_ERR_ARGUMENT, "session is not initialised");
+    }
+    st = check_buffers(s->plan, 0, inputs, input_bytes, num_inputs, err);
+    if (st == TGR_OK) {
+        st = check_buffers(s->plan, 1, (const void *const *)outputs, output_bytes, num_outputs, err);
+    }
+    return st == TGR_OK ? execute(s, inputs, outputs, err) : st;
+}

@@ -1,0 +1,81 @@
+/*
+ * Integer requantization primitives shared by every int8 kernel
+ * (docs/execution.md#requantization-primitives).
+ *
+ * They follow TFLite's two-step rounding (a rounding doubling high multiply, then a rounding
+ * right shift). A single exact rounding of acc * M * 2^(shift-31) differs in ~0.4 % of cases,
+ * so nothing here may be "simplified" into one multiply or into float.
+ */
+#ifndef TGR_FIXEDPOINT_H
+#define TGR_FIXEDPOINT_H
+
+#include <math.h>
+#include <stdint.h>
+
+/* Saturating rounding doubling high multiply: round(a * b / 2^31), ties away from zero. */
+static inline int32_t fp_srdhm(int32_t a, int32_t b)
+{
+    int64_t product;
+    int64_t nudge;
+    if (a == INT32_MIN && b == INT32_MIN) {
+        return INT32_MAX;
+    }
+    product = (int64_t)a * (int64_t)b;
+    nudge = product >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+    return (int32_t)((product + nudge) / ((int64_t)1 << 31));
+}
+
+/* Rounding arithmetic right shift by `exponent` (0..62), ties away from zero. */
+static inline int32_t fp_rdbpot(int32_t x, int exponent)
+{
+    int64_t mask = ((int64_t)1 << exponent) - 1;
+    int64_t remainder = (int64_t)x & mask;
+    int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    int64_t shifted = (int64_t)x >> exponent;
+    return (int32_t)(shifted + (remainder > threshold ? 1 : 0));
+}
+
+/* x * M * 2^(shift - 31) with TFLite rounding; shift > 0 is a left shift (|shift| <= 31).
+ * The left shift wraps like the two's-complement int32 multiply it stands for. */
+static inline int32_t fp_mul_by_quantized_multiplier(int32_t x, int32_t multiplier, int32_t shift)
+{
+    int left = shift > 0 ? (int)shift : 0;
+    int right = shift > 0 ? 0 : (int)-shift;
+    int32_t scaled = (int32_t)((uint32_t)x << left);
+    return fp_rdbpot(fp_srdhm(scaled, multiplier), right);
+}
+
+/* Multiplier/shift pair of a positive real scale, exactly as the compiler's (and TFLite's)
+ * QuantizeMultiplier: frexp, round half away from zero to Q0.31, (0, 0) when it underflows. */
+static inline void fp_quantize_multiplier(double scale, int32_t *multiplier, int32_t *shift)
+{
+    int exponent = 0;
+    double fraction;
+    int64_t q;
+    if (scale == 0.0 || scale != scale || scale > 1e300 || scale < -1e300) {
+        /* Zero, NaN or infinity: no pair; the op checks refuse the plans that would need one. */
+        *multiplier = 0;
+        *shift = 0;
+        return;
+    }
+    fraction = frexp(scale, &exponent);
+    q = (int64_t)round(fraction * 2147483648.0);
+    if (q == ((int64_t)1 << 31)) {
+        q /= 2;
+        ++exponent;
+    }
+    if (exponent < -31) {
+        *multiplier = 0;
+        *shift = 0;
+        return;
+    }
+    *multiplier = (int32_t)q;
+    *shift = exponent;
+}
+
+static inline int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+#endif /* TGR_FIXEDPOINT_H */

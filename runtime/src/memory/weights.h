@@ -1,0 +1,20 @@
+/* Compressed weight blocks (weights.c). */
+#ifndef TGR_WEIGHTS_H
+#define TGR_WEIGHTS_H
+
+#include "plan/plan.h"
+
+/* Parse and structurally verify SEC_WEIGHT_BLOCKS [start, end) (load time). */
+tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err);
+
+/* Every op's weights inside its stage's block; sets plan->weight_reserve (load time). */
+tgr_status tgr_check_weight_blocks(tgr_plan *p, tgr_error *err);
+
+/* Fast bytes (rounded) the stage's decompressed block occupies, 0 without one. */
+uint32_t tgr_stage_weight_bytes(const tgr_plan *p, uint32_t stage);
+
+/* Decompress the stage's block into the fast arena under a raised floor; `*base` is where its
+ * weights are (the plan's blob for stages without a block). */
+tgr_status tgr_unpack_stage_weights(tgr_session *s, uint32_t stage, const uint8_t **base, tgr_error *err);
+
+#endif

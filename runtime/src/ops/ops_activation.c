@@ -1,0 +1,261 @@
+/*
+ * Activation family: unary int8 ops. Softmax runs over whole rows of the last stored axis
+ * (integer or float method, chosen by the output quantization inside the kernel), also in row
+ * bands and, over the channels of channels-last tensors, per pixel in spatial tiles (the
+ * reference chains Conv -> Softmax). Every other op maps each input code to one output code, so it is applied as a
+ * 256-entry table built per call (kernels_activation.c) and runs pointwise in spatial tiles and
+ * row bands.
+ *
+ * Refused: LogSoftmax. Measured against the reference (bench/log_softmax_gap.py): its row sum is
+ * the int8 Softmax's fixed-point Q12 sum of exps, but its logarithm is an undocumented
+ * fixed-point approximation within ~2 units of Q5.26 of the exact one, and no exact or float
+ * formulation reproduces it (an exact logarithm differs on ~0.2 elements per million). Without
+ * documentation of those steps we refuse rather than run it almost right.
+ */
+#include <math.h>
+
+#include "kernels/fixedpoint.h"
+#include "kernels/kernels_act.h"
+#include "ops/ops.h"
+
+enum {
+    OP_SIGMOID = 12, OP_TANH = 20, OP_LEAKY_RELU = 21, OP_HARD_SWISH = 37, OP_ABS = 38, OP_ELU = 56,
+    OP_LOG_SOFTMAX = 57, OP_QUANTIZE = 90, OP_GELU = 92
+};
+
+/* The slope OP_ATTR_ALPHA defaults to when a plan leaves it out (docs/plan-format.md#op-attributes). */
+#define LEAKY_RELU_DEFAULT_ALPHA 0.01f
+
+/* ---- Softmax ------------------------------------------------------------------------------ */
+
+static tgr_status check_softmax(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    tgr_qparams qin = tgr_qparams_of(p, in);
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    op_decode(p, o, &sp);
+    if (sp.fused_act != ACT_NONE) {
+        return tgr_bad_op(err, p, o, "a fused activation on Softmax is invalid");
+    }
+    if (tensor_ndim(p, in) == 0u || !tgr_same_shape(p, in, out)) {
+        return tgr_bad_op(err, p, o, "input and output shapes differ");
+    }
+    if (qout.scale == 1.0f / 256.0f && qout.zero_point == -128 && (double)qin.scale * (double)(1 << 26) < 1.0) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (Softmax): input scale below 2^-26 is not supported", o);
+    }
+    return TGR_OK;
+}
+
+/* Bytes of one row of t's row axis (tgr_row_axis), the unit of row bands. */
+static uint32_t row_bytes(const tgr_plan *p, uint32_t t)
+{
+    return tensor_bytes(p, t) / (uint32_t)tensor_dim(p, t, tgr_row_axis(p, t));
+}
+
+/* Softmax runs along the last stored axis, so every position of the other axes is one row of
+ * the softmax: whole tensors; row bands, whose input and output bands coincide on the row axis
+ * (one contiguous run of rows); and for rank 4 (channels-last stripes, chains, 2-D tiles, or
+ * row bands of H or W) each output row over the output's columns, the input buffer possibly
+ * holding more rows and columns. */
+static void run_softmax(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    int32_t depth = tensor_dim(p, in, tensor_ndim(p, in) - 1u);
+    const int8_t *x = (const int8_t *)tensor_ptr[in];
+    int8_t *y = (int8_t *)tensor_ptr[out];
+    tgr_qparams qin = tgr_qparams_of(p, in);
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    int32_t ex[4], ey[4], r;
+    if (region == NULL) {
+        tgr_softmax_s8((int32_t)(tensor_bytes(p, in) / (uint32_t)depth), depth, x, &qin, &qout, y);
+        return;
+    }
+    if (tensor_ndim(p, out) != 4u) {
+        x += (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
+        tgr_softmax_s8((int32_t)(tgr_band_bytes(p, out, region) / (uint32_t)depth), depth, x, &qin, &qout, y);
+        return;
+    }
+    tgr_extent_of(p, in, region, ex);
+    tgr_extent_of(p, out, region, ey);
+    for (r = ey[0]; r < ey[1]; ++r) {
+        const int8_t *px = x + ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * depth;
+        tgr_softmax_s8(ey[3] - ey[2], depth, px, &qin, &qout, y + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * depth);
+    }
+}
+
+/* ---- table ops ---------------------------------------------------------------------------- */
+
+static float leaky_relu_alpha(const tgr_plan *p, uint32_t o)
+{
+    const uint8_t *attr = tgr_attr_find(p, o, ATTR_ALPHA, NULL);
+    return attr != NULL ? rd_f32(attr) : LEAKY_RELU_DEFAULT_ALPHA;
+}
+
+/* OP_ATTR_GELU_APPROXIMATE: 1 for the tanh approximation, 0 (or absent) for the exact erf form. */
+static int gelu_tanh(const tgr_plan *p, uint32_t o)
+{
+    const uint8_t *attr = tgr_attr_find(p, o, ATTR_GELU_APPROXIMATE, NULL);
+    return attr != NULL && attr[0] == 1u;
+}
+
+/* The table of op o (opcode already checked). */
+static void build_table(const tgr_plan *p, uint32_t o, int8_t *lut)
+{
+    tgr_qparams in = tgr_qparams_of(p, op_input(p, o, 0));
+    tgr_qparams out = tgr_qparams_of(p, op_output(p, o, 0));
+    switch (op_type(p, o)) {
+    case OP_RELU: tgr_lut_relu(&in, &out, 0, lut); break;
+    case OP_RELU6: tgr_lut_relu(&in, &out, 1, lut); break;
+    case OP_SIGMOID: tgr_lut_sigmoid(&in, &out, lut); break;
+    case OP_TANH: tgr_lut_tanh(&in, &out, lut); break;
+    case OP_LEAKY_RELU: tgr_lut_leaky_relu(&in, &out, leaky_relu_alpha(p, o), lut); break;
+    case OP_HARD_SWISH: tgr_lut_hard_swish(&in, &out, lut); break;
+    case OP_ABS: tgr_lut_abs(&in, &out, lut); break;
+    case OP_ELU: tgr_lut_elu(&in, &out, lut); break;
+    case OP_GELU: tgr_lut_gelu(&in, &out, gelu_tanh(p, o), lut); break;
+    case OP_NOT: tgr_lut_not(lut); break;
+    case OP_CAST: tgr_lut_cast_bool(&out, lut); break;
+    default: tgr_lut_requantize(&in, &out, lut); break; /* OP_QUANTIZE */
+    }
+}
+
+/* Multiplier/shift pairs a table op derives, so the loader can refuse ones the fixed-point
+ * helpers cannot apply (only for absurd scale ratios). */
+static int table_pairs_valid(const tgr_plan *p, uint32_t o)
+{
+    tgr_qparams in = tgr_qparams_of(p, op_input(p, o, 0));
+    tgr_qparams out = tgr_qparams_of(p, op_output(p, o, 0));
+    int32_t m, s, m2 = 0, s2 = 0;
+    switch (op_type(p, o)) {
+    case OP_QUANTIZE:
+        fp_quantize_multiplier((double)in.scale / (double)out.scale, &m, &s);
+        break;
+    case OP_ABS:
+        fp_quantize_multiplier((double)(in.scale / out.scale), &m, &s);
+        break;
+    case OP_LEAKY_RELU: {
+        float slope_product = leaky_relu_alpha(p, o) * in.scale;
+        float slope = slope_product / out.scale;
+        fp_quantize_multiplier((double)(in.scale / out.scale), &m, &s);
+        fp_quantize_multiplier(fabs((double)slope), &m2, &s2);
+        break;
+    }
+    default:
+        return 1;
+    }
+    return tgr_valid_pair(m, s) && tgr_valid_pair(m2, s2);
+}
+
+static int cast_exact(const tgr_plan *p, uint32_t out)
+{
+    tgr_qparams q = tgr_qparams_of(p, out);
+    return tgr_cast_bool_exact(&q);
+}
+
+static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    op_decode(p, o, &sp);
+    if (sp.fused_act != ACT_NONE) {
+        return tgr_bad_op(err, p, o, "a fused activation is only valid on Conv, Gemm and Add");
+    }
+    if (!tgr_same_shape(p, in, out)) {
+        return tgr_bad_op(err, p, o, "input and output shapes differ");
+    }
+    if (op_type(p, o) == OP_HARD_SWISH) {
+        tgr_qparams qin = tgr_qparams_of(p, in);
+        tgr_qparams qout = tgr_qparams_of(p, out);
+        if (!tgr_hard_swish_supported(&qin, &qout)) {
+            /* The reference accepts the plan and then fails every run. */
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                            "op %u (HardSwish): output scale below input scale / 128 is not executable", o);
+        }
+    }
+    if (op_type(p, o) == OP_LEAKY_RELU && !(fabsf(leaky_relu_alpha(p, o)) <= 3.0e38f)) {
+        return tgr_bad_op(err, p, o, "its alpha is not a finite number");
+    }
+    if (op_type(p, o) == OP_CAST && !cast_exact(p, out)) {
+        return tgr_unsupported_op(err, p, o, "an output scale whose 1.0 rounds differently in float32 and double");
+    }
+    if (op_type(p, o) == OP_GELU) {
+        const uint8_t *attr = tgr_attr_find(p, o, ATTR_GELU_APPROXIMATE, NULL);
+        if (attr != NULL && attr[0] > 1u) {
+            return tgr_bad_op(err, p, o, "its approximation is neither 0 (erf) nor 1 (tanh)");
+        }
+    }
+    if (!table_pairs_valid(p, o)) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): input/output scale ratio out of range", o,
+                        tgr_op_name(op_type(p, o)));
+    }
+    return TGR_OK;
+}
+
+/* Whole tensors; or spatial tiles (rank 4): each output row over the output's columns, the
+ * input buffer possibly holding more rows and columns; or row bands of another rank: one
+ * contiguous run of the output's rows. */
+static void run_table_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    const int8_t *x = (const int8_t *)tensor_ptr[in];
+    int8_t *y = (int8_t *)tensor_ptr[out];
+    int8_t lut[TGR_LUT_SIZE];
+    int32_t ex[4], ey[4];
+    int32_t channels, r;
+    build_table(p, o, lut);
+    if (region == NULL) {
+        tgr_lut_apply((int32_t)tensor_bytes(p, out), x, lut, y);
+        return;
+    }
+    if (tensor_ndim(p, out) != 4u) {
+        tgr_lut_apply(tgr_row_count(p, out, region) * (int32_t)row_bytes(p, out),
+                      x + (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in), lut, y);
+        return;
+    }
+    tgr_extent_of(p, in, region, ex);
+    tgr_extent_of(p, out, region, ey);
+    channels = tensor_dim(p, out, 3);
+    for (r = ey[0]; r < ey[1]; ++r) {
+        const int8_t *px = x + ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * channels;
+        int8_t *py = y + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * channels;
+        tgr_lut_apply((ey[3] - ey[2]) * channels, px, lut, py);
+    }
+}
+
+/* ---- refused ------------------------------------------------------------------------------ */
+
+static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    (void)p;
+    return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                    "op %u (LogSoftmax): the reference's int8 LogSoftmax arithmetic is not reproduced by this runtime",
+                    o);
+}
+
+
+static const tgr_op_impl activation_family[] = {
+    {OP_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_softmax, run_softmax},
+    {OP_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_RELU6, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_SIGMOID, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_TANH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_LEAKY_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_HARD_SWISH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op},
+    {OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_CAST, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
+    {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, NULL}, /* its check refuses every plan: never run */
+};
+
+const tgr_op_impl *tgr_ops_activation(uint32_t opcode)
+{
+    return tgr_ops_find(activation_family, sizeof activation_family / sizeof activation_family[0], opcode);
+}

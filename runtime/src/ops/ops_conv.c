@@ -1,0 +1,160 @@
+/*
+ * Convolution family: Conv (OHWI filter), DepthwiseConv (HWC filter, channel multiplier),
+ * ConvTranspose (OHWI filter; whole, or in 2-D tiles) and Gemm / fully connected ([OC][IC] filter),
+ * with the output's per-channel requantization.
+ */
+#include "ops/ops.h"
+#include "ops/ops_window.h"
+
+static tgr_status check_requant_channels(const tgr_plan *p, uint32_t o, uint32_t channels, tgr_error *err)
+{
+    uint32_t n = quant_channels(p, tensor_quant(p, op_output(p, o, 0)));
+    if (n != 1u && n != channels) {
+        return tgr_fail(err, TGR_ERR_QUANT, "op %u (%s): %u requantization pairs for %u output channels", o,
+                        tgr_op_name(op_type(p, o)), n, channels);
+    }
+    return TGR_OK;
+}
+
+/* `expect` in 64 bits: extents from the plan can make the product wrap in 32 (a 65536 x 65536
+ * Gemm would expect 0 bytes, and the kernel would read 4 GiB past its filter). */
+static tgr_status check_filter(const tgr_plan *p, uint32_t o, const op_spatial *sp, uint64_t expect,
+                               uint32_t channels, tgr_error *err)
+{
+    if (expect > 0xFFFFFFFFu || 4u * (uint64_t)channels > 0xFFFFFFFFu) {
+        return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): filter or bias would exceed 4 GiB", o,
+                        tgr_op_name(op_type(p, o)));
+    }
+    if (weight_size(p, sp->weight_idx) != expect) {
+        return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): filter has %u bytes, expected %u", o,
+                        tgr_op_name(op_type(p, o)), weight_size(p, sp->weight_idx), (uint32_t)expect);
+    }
+    if (sp->bias_idx != NONE16 && weight_size(p, sp->bias_idx) != 4u * channels) {
+        return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): bias has %u bytes, expected %u", o,
+                        tgr_op_name(op_type(p, o)), weight_size(p, sp->bias_idx), 4u * channels);
+    }
+    return check_requant_channels(p, o, channels, err);
+}
+
+/* Conv (OHWI filter, group 1) and DepthwiseConv (HWC filter, group = input channels, output
+ * channels a multiple of them). */
+static tgr_status check_conv(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    tgr_status st;
+    uint32_t in_c, out_c, taps;
+    op_decode(p, o, &sp);
+    st = tgr_check_window_geometry(p, o, &sp, err);
+    if (st != TGR_OK) {
+        return st;
+    }
+    in_c = (uint32_t)tensor_dim(p, op_input(p, o, 0), 3);
+    out_c = (uint32_t)tensor_dim(p, op_output(p, o, 0), 3);
+    taps = sp.kernel_h * sp.kernel_w;
+    if (op_type(p, o) == OP_DEPTHWISE) {
+        if (sp.group != in_c || out_c % in_c != 0u) {
+            return tgr_bad_op(err, p, o, "group must equal the input channels and divide the output channels");
+        }
+        return check_filter(p, o, &sp, (uint64_t)taps * out_c, out_c, err);
+    }
+    if (sp.group != 1u) {
+        return tgr_bad_op(err, p, o, "grouped convolution is not executed by this runtime");
+    }
+    return check_filter(p, o, &sp, (uint64_t)out_c * taps * in_c, out_c, err);
+}
+
+/* ConvTranspose: OHWI filter, group 1, no dilation; each output extent is the transposed
+ * window's, (in - 1) * stride + kernel - pads, or up to stride - 1 more (ONNX output_padding). */
+static tgr_status check_conv_transpose(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t axis;
+    op_decode(p, o, &sp);
+    if (!tgr_is_nhwc(p, in) || !tgr_is_nhwc(p, out) || tensor_dim(p, in, 0) != tensor_dim(p, out, 0)) {
+        return tgr_bad_op(err, p, o, "input and output must be rank-4 channels-last tensors of one batch");
+    }
+    if (sp.group != 1u || tgr_effective_dilation(sp.dilation_h) != 1u ||
+        tgr_effective_dilation(sp.dilation_w) != 1u) {
+        return tgr_unsupported_op(err, p, o, "a grouped or dilated transposed convolution");
+    }
+    for (axis = 1u; axis <= 2u; ++axis) {
+        uint32_t kernel = axis == 1u ? sp.kernel_h : sp.kernel_w;
+        uint32_t stride = axis == 1u ? sp.stride_h : sp.stride_w;
+        int64_t pads = axis == 1u ? (int64_t)sp.pad_top + sp.pad_bottom : (int64_t)sp.pad_left + sp.pad_right;
+        int64_t base = ((int64_t)tensor_dim(p, in, axis) - 1) * stride + kernel - pads;
+        int64_t extent = tensor_dim(p, out, axis);
+        if (kernel == 0u || stride == 0u || base < 1 || extent < base || extent >= base + stride) {
+            return tgr_bad_op(err, p, o, "kernel, stride and pads do not produce the output extent");
+        }
+    }
+    return check_filter(p, o, &sp,
+                        (uint64_t)tensor_dim(p, out, 3) * sp.kernel_h * sp.kernel_w * (uint64_t)tensor_dim(p, in, 3),
+                        (uint32_t)tensor_dim(p, out, 3), err);
+}
+
+static tgr_status check_gemm(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    op_decode(p, o, &sp);
+    if (tensor_ndim(p, in) != 2u || tensor_ndim(p, out) != 2u || tensor_dim(p, in, 0) != tensor_dim(p, out, 0)) {
+        return tgr_bad_op(err, p, o, "input and output must be [rows, features] with equal rows");
+    }
+    return check_filter(p, o, &sp, (uint64_t)tensor_dim(p, in, 1) * (uint64_t)tensor_dim(p, out, 1),
+                        (uint32_t)tensor_dim(p, out, 1), err);
+}
+
+static void requant_of(const tgr_plan *p, uint32_t o, const op_spatial *sp, tgr_requant *rq)
+{
+    uint32_t out_q = tensor_quant(p, op_output(p, o, 0));
+    rq->multipliers = quant_multipliers(p, out_q);
+    rq->shifts = quant_shifts(p, out_q);
+    rq->per_channel = quant_channels(p, out_q) > 1u;
+    rq->in_zp = quant_zero_point(p, tensor_quant(p, op_input(p, o, 0)));
+    rq->out_zp = quant_zero_point(p, out_q);
+    rq->act_min = sp->act_min;
+    rq->act_max = sp->act_max;
+}
+
+static void run_conv(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    op_spatial sp;
+    tgr_window w;
+    tgr_requant rq;
+    op_decode(p, o, &sp);
+    tgr_window_of(p, o, &sp, region, &w);
+    requant_of(p, o, &sp, &rq);
+    (op_type(p, o) == OP_CONV ? tgr_conv_s8 : op_type(p, o) == OP_CONV_TRANSPOSE ? tgr_conv_transpose_s8 : tgr_depthwise_s8)(
+        &w, (const int8_t *)tensor_ptr[op_input(p, o, 0)], (const int8_t *)weight_data(p, sp.weight_idx),
+        sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq, (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    op_spatial sp;
+    tgr_requant rq;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    op_decode(p, o, &sp);
+    requant_of(p, o, &sp, &rq);
+    /* Rows are axis 0 (a row band bands only those), even when there is just one. */
+    tgr_fully_connected_s8(region != NULL ? tgr_row_count(p, in, region) : tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, out, 1),
+                           (const int8_t *)tensor_ptr[in], (const int8_t *)weight_data(p, sp.weight_idx),
+                           sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq,
+                           (int8_t *)tensor_ptr[out]);
+}
+
+static const tgr_op_impl conv_family[] = {
+    {OP_CONV, TILING_WINDOW, check_conv, run_conv},
+    {OP_DEPTHWISE, TILING_WINDOW, check_conv, run_conv},
+    {OP_GEMM, TILING_ROWS, check_gemm, run_gemm},
+    {OP_CONV_TRANSPOSE, TILING_WINDOW | TILING_2D_ONLY, check_conv_transpose, run_conv},
+};
+
+const tgr_op_impl *tgr_ops_conv(uint32_t opcode)
+{
+    return tgr_ops_find(conv_family, sizeof conv_family / sizeof conv_family[0], opcode);
+}

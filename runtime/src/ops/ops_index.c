@@ -1,0 +1,459 @@
+/*
+ * Indexing family: StridedSlice, MirrorPad, ReverseV2, Gather, GatherND and DynamicUpdateSlice
+ * on int8 tensors, described by the MOVEMENT attribute over stored axes
+ * (docs/plan-format.md#op-attributes).
+ *
+ * What the reference runtime (tigris-ml 0.12.1) does, measured by editing fixture plans:
+ * - It refuses at load a slice whose range leaves the input, a stop outside [-1, extent] (even
+ *   when the indices it selects are inside), a DynamicUpdateSlice window that does not fit and a
+ *   MirrorPad that does not turn the input extents into the output's; we refuse the same.
+ * - It loads a Gather/GatherND whose constant indices leave the input and then fails every run;
+ *   we refuse such indices at load. Indices inside LZ4-compressed weights cannot be read before
+ *   their stage runs, so those plans are refused too.
+ * Every op copies codes: plans whose output is quantized unlike the input are refused.
+ * They also run in bands along an axis they map onto itself, as the compiler plans them
+ * (partition_spatial's independent bands): row bands (path_rows.c; a Gather or GatherND that
+ * changes the rank along the last axis of each tensor) and, alone in their stage, all but
+ * GatherND in 1-D spatial stripes along axis 1 (path_tiles.c).
+ */
+#include "kernels/kernels_data.h"
+#include "ops/ops.h"
+
+/* The MOVEMENT payload as int32s; NULL when absent or not a whole number of them. */
+static const uint8_t *movement(const tgr_plan *p, uint32_t o, uint32_t *count)
+{
+    uint32_t len = 0;
+    const uint8_t *data = tgr_attr_find(p, o, ATTR_MOVEMENT, &len);
+    *count = len / 4u;
+    return data != NULL && len % 4u == 0u ? data : NULL;
+}
+
+static int32_t movement_int(const uint8_t *data, uint32_t i) { return rd_i32(data + 4u * i); }
+
+/* What every op here needs: int8 codes copied unchanged into a like-quantized output. */
+static tgr_status check_copy(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t k;
+    op_decode(p, o, &sp);
+    for (k = 0; k < op_num_inputs(p, o); ++k) {
+        if (!tgr_same_qparams(p, op_input(p, o, k), op_output(p, o, 0))) {
+            return tgr_unsupported_op(err, p, o, "requantizing");
+        }
+    }
+    if (!tgr_neutral_activation(&sp)) {
+        return tgr_unsupported_op(err, p, o, "a fused activation");
+    }
+    return TGR_OK;
+}
+
+/* ---- per-axis maps: StridedSlice, ReverseV2, MirrorPad ------------------------------------- */
+
+/* Selected count of one axis of a (start, stop, step) slice, or -1 when it leaves [0, extent)
+ * or its stop is outside [-1, extent]. */
+static int64_t slice_count(int32_t start, int32_t stop, int32_t step, int32_t extent)
+{
+    int64_t span = step > 0 ? (int64_t)stop - start : (int64_t)start - stop;
+    int64_t stride = step > 0 ? (int64_t)step : -(int64_t)step;
+    int64_t count, last;
+    if (step == 0 || span <= 0 || stop < -1 || stop > extent || start < 0 || start >= extent) {
+        return -1;
+    }
+    count = (span + stride - 1) / stride;
+    last = (int64_t)start + (count - 1) * step;
+    return last >= 0 && last < extent ? count : -1;
+}
+
+/* The maps of op o, and the output extents before StridedSlice's shrink (same rank as the input).
+ * Returns what is wrong, or NULL. */
+static const char *axis_maps(const tgr_plan *p, uint32_t o, tgr_axis_map *maps, int32_t *out_dims)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t n, k;
+    const uint8_t *m = movement(p, o, &n);
+    if (m == NULL) {
+        return "its movement attribute is missing";
+    }
+    for (k = 0; k < rank; ++k) {
+        int32_t extent = tensor_dim(p, in, k);
+        maps[k].start = 0;
+        maps[k].step = 1;
+        maps[k].extent = extent;
+        maps[k].mirror = TGR_MIRROR_NONE;
+        out_dims[k] = extent;
+        switch (op_type(p, o)) {
+        case OP_STRIDED_SLICE: {
+            int64_t count;
+            if (n != 3u * rank && n != 3u * rank + 1u) {
+                return "its slice does not have a (start, stop, step) per axis";
+            }
+            count = slice_count(movement_int(m, 3u * k), movement_int(m, 3u * k + 1u), movement_int(m, 3u * k + 2u),
+                                extent);
+            if (count < 0) {
+                return "a slice range leaves the input";
+            }
+            maps[k].start = movement_int(m, 3u * k);
+            maps[k].step = movement_int(m, 3u * k + 2u);
+            out_dims[k] = (int32_t)count;
+            break;
+        }
+        case OP_REVERSE:
+            if (n != 1u || (uint32_t)movement_int(m, 0) >> rank != 0u) {
+                return "its axis mask names axes beyond the tensor rank";
+            }
+            if ((uint32_t)movement_int(m, 0) & (1u << k)) {
+                maps[k].start = extent - 1;
+                maps[k].step = -1;
+            }
+            break;
+        default: { /* OP_MIRROR_PAD */
+            int32_t begin, end, limit;
+            if (n != 1u + 2u * rank || (uint32_t)movement_int(m, 0) > 1u) {
+                return "its mode and pads do not match the tensor rank";
+            }
+            begin = movement_int(m, 1u + 2u * k);
+            end = movement_int(m, 2u + 2u * k);
+            limit = movement_int(m, 0) ? extent : extent - 1; /* one mirror image at most */
+            if (begin < 0 || end < 0 || begin > limit || end > limit) {
+                return "pads are longer than the mirror image of the input";
+            }
+            maps[k].start = -begin;
+            maps[k].mirror = movement_int(m, 0) ? TGR_MIRROR_SYMMETRIC : TGR_MIRROR_REFLECT;
+            out_dims[k] = extent + begin + end;
+            break;
+        }
+        }
+    }
+    return NULL;
+}
+
+static tgr_status check_axis_map(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    tgr_axis_map maps[TGR_MAX_RANK];
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t n, k, kept = 0u, shrink = 0u;
+    const uint8_t *m;
+    const char *problem;
+    if (rank == 0u) {
+        return tgr_bad_op(err, p, o, "its input has no axes");
+    }
+    problem = axis_maps(p, o, maps, dims);
+    if (problem != NULL) {
+        return tgr_bad_op(err, p, o, problem);
+    }
+    m = movement(p, o, &n);
+    if (op_type(p, o) == OP_STRIDED_SLICE && n == 3u * rank + 1u) {
+        shrink = (uint32_t)movement_int(m, 3u * rank);
+        if (shrink >> rank != 0u) {
+            return tgr_bad_op(err, p, o, "its shrink mask names axes beyond the tensor rank");
+        }
+    }
+    /* Shrunk axes select one index and are gone from the output; the bytes are the same. */
+    for (k = 0; k < rank; ++k) {
+        if (shrink & (1u << k)) {
+            if (dims[k] != 1) {
+                return tgr_bad_op(err, p, o, "a shrunk axis selects more than one index");
+            }
+        } else if (kept >= tensor_ndim(p, out) || tensor_dim(p, out, kept++) != dims[k]) {
+            return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
+        }
+    }
+    if (kept != tensor_ndim(p, out)) {
+        return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
+    }
+    return check_copy(p, o, err);
+}
+
+static void run_axis_map(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    tgr_axis_map maps[TGR_MAX_RANK];
+    int32_t in_dims[TGR_MAX_RANK];
+    int32_t out_dims[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t k;
+    (void)axis_maps(p, o, maps, out_dims);
+    tgr_band_dims(p, in, region, in_dims);
+    if (region != NULL) {
+        /* A band runs along an axis the op maps onto itself (tgr_index_band_problem). */
+        tgr_band_dims(p, op_output(p, o, 0), region, out_dims);
+        for (k = 0; k < tensor_ndim(p, in); ++k) {
+            maps[k].extent = in_dims[k];
+        }
+    }
+    tgr_axis_map_s8(tensor_ndim(p, in), in_dims, out_dims, maps, (const int8_t *)tensor_ptr[in],
+                    (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+/* ---- Gather and GatherND ---------------------------------------------------------------------- */
+
+static uint32_t product(const int32_t *dims, uint32_t from, uint32_t to)
+{
+    uint32_t total = 1u;
+    for (; from < to; ++from) {
+        total *= (uint32_t)dims[from];
+    }
+    return total;
+}
+
+/* The constant indices: present, readable at load, `count` int32s, each in [0, limit[k % depth]). */
+static tgr_status check_indices(const tgr_plan *p, uint32_t o, uint64_t count, uint32_t depth, const int32_t *limit,
+                                tgr_error *err)
+{
+    op_spatial sp;
+    const uint8_t *data;
+    uint64_t i;
+    op_decode(p, o, &sp);
+    if (op_num_inputs(p, o) != 1u || sp.weight_idx == NONE16 || tgr_attr_find(p, o, ATTR_TABLE_SHAPE, NULL) != NULL) {
+        return tgr_unsupported_op(err, p, o, "a constant table or indices computed at run time");
+    }
+    if (p->num_blocks > 0u) {
+        return tgr_unsupported_op(err, p, o, "indices inside LZ4-compressed weights");
+    }
+    if (weight_size(p, sp.weight_idx) != 4u * count) {
+        return tgr_bad_op(err, p, o, "its index constant does not hold the index shape");
+    }
+    data = weight_data(p, sp.weight_idx);
+    for (i = 0; i < count; ++i) {
+        int32_t index = rd_i32(data + 4u * i);
+        if (index < 0 || index >= limit[i % depth]) {
+            return tgr_bad_op(err, p, o, "an index is outside the input");
+        }
+    }
+    return check_copy(p, o, err);
+}
+
+/* Gather's MOVEMENT: axis, batch_dims, index_rank, index_shape... */
+static tgr_status check_gather(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    int32_t dims[TGR_MAX_RANK];
+    int32_t extent;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t n, k, axis, batch, index_rank, at = 0u;
+    uint64_t count = 1u;
+    const uint8_t *m = movement(p, o, &n);
+    if (m == NULL || n < 3u || (uint32_t)movement_int(m, 2) != n - 3u) {
+        return tgr_bad_op(err, p, o, "its movement attribute does not hold axis, batch dims and index shape");
+    }
+    axis = (uint32_t)movement_int(m, 0);
+    batch = (uint32_t)movement_int(m, 1);
+    index_rank = n - 3u;
+    if (axis >= rank || batch > axis || batch > index_rank || rank - 1u + index_rank - batch != tensor_ndim(p, out)) {
+        return tgr_bad_op(err, p, o, "axis, batch dims and index rank do not fit the tensors");
+    }
+    /* Output: input[:axis] + indices[batch:] + input[axis + 1:]; indices[:batch] = input[:batch]. */
+    for (k = 0; k < index_rank; ++k) {
+        int32_t index_extent = movement_int(m, 3u + k);
+        if (index_extent < 1 || (k < batch && index_extent != tensor_dim(p, in, k))) {
+            return tgr_bad_op(err, p, o, "the index shape does not fit the input");
+        }
+        count *= (uint32_t)index_extent;
+    }
+    for (k = 0; k < axis; ++k) {
+        dims[at++] = tensor_dim(p, in, k);
+    }
+    for (k = batch; k < index_rank; ++k) {
+        dims[at++] = movement_int(m, 3u + k);
+    }
+    for (k = axis + 1u; k < rank; ++k) {
+        dims[at++] = tensor_dim(p, in, k);
+    }
+    for (k = 0; k < at; ++k) {
+        if (tensor_dim(p, out, k) != dims[k]) {
+            return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
+        }
+    }
+    extent = tensor_dim(p, in, axis); /* every index selects along the gather axis */
+    return check_indices(p, o, count, 1u, &extent, err);
+}
+
+static void run_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t n, k, rank = tensor_ndim(p, in);
+    const uint8_t *m = movement(p, o, &n);
+    uint32_t axis = (uint32_t)movement_int(m, 0);
+    uint32_t batch = (uint32_t)movement_int(m, 1);
+    tgr_gather_shape g;
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    tgr_band_dims(p, in, region, dims);
+    g.batches = product(dims, 0u, batch);
+    g.outer = product(dims, batch, axis);
+    g.extent = (uint32_t)dims[axis];
+    g.inner = product(dims, axis + 1u, rank);
+    g.count = 1u;
+    for (k = 3u + batch; k < n; ++k) {
+        g.count *= (uint32_t)movement_int(m, k);
+    }
+    tgr_gather_s8(&g, weight_data(p, sp.weight_idx), (const int8_t *)tensor_ptr[in],
+                  (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+/* GatherND's MOVEMENT: index_rank, index_shape...; the last index extent is the tuple depth. */
+static tgr_status check_gather_nd(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    int32_t limit[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t n, k, depth, at = 0u;
+    uint64_t count = 1u;
+    const uint8_t *m = movement(p, o, &n);
+    if (m == NULL || n < 2u || (uint32_t)movement_int(m, 0) != n - 1u) {
+        return tgr_bad_op(err, p, o, "its movement attribute does not hold the index shape");
+    }
+    depth = (uint32_t)movement_int(m, n - 1u);
+    if (depth < 1u || depth > rank || (n - 2u) + (rank - depth) != tensor_ndim(p, out)) {
+        return tgr_bad_op(err, p, o, "the index tuples do not fit the input");
+    }
+    /* Output: index_shape[:-1] + input[depth:]. */
+    for (k = 1u; k < n; ++k) {
+        int32_t extent = movement_int(m, k);
+        if (extent < 1 || (k + 1u < n && tensor_dim(p, out, at++) != extent)) {
+            return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
+        }
+        count *= (uint32_t)extent;
+    }
+    for (k = depth; k < rank; ++k) {
+        if (tensor_dim(p, out, at++) != tensor_dim(p, in, k)) {
+            return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
+        }
+    }
+    for (k = 0; k < depth; ++k) {
+        limit[k] = tensor_dim(p, in, k);
+    }
+    return check_indices(p, o, count, depth, limit, err);
+}
+
+static void run_gather_nd(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t n, k, count = 1u;
+    const uint8_t *m = movement(p, o, &n);
+    uint32_t depth = (uint32_t)movement_int(m, n - 1u);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    tgr_band_dims(p, in, region, dims);
+    for (k = 1u; k + 1u < n; ++k) {
+        count *= (uint32_t)movement_int(m, k);
+    }
+    tgr_gather_nd_s8(count, depth, dims, weight_data(p, sp.weight_idx), product(dims, depth, tensor_ndim(p, in)),
+                     (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+/* ---- DynamicUpdateSlice ----------------------------------------------------------------------- */
+
+/* MOVEMENT with constant starts: starts..., update_shape... (stored axes). */
+static tgr_status check_update_slice(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
+    uint32_t n, k;
+    const uint8_t *m = movement(p, o, &n);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (op_num_inputs(p, o) != 2u || sp.weight_idx != NONE16 || m == NULL || n != 2u * rank) {
+        return tgr_unsupported_op(err, p, o, "an update that is constant or starts computed at run time");
+    }
+    if (!tgr_same_shape(p, in, op_output(p, o, 0)) || tensor_ndim(p, op_input(p, o, 1)) != rank || rank == 0u) {
+        return tgr_bad_op(err, p, o, "the update, input and output ranks or extents differ");
+    }
+    for (k = 0; k < rank; ++k) {
+        int32_t start = movement_int(m, k);
+        int32_t extent = movement_int(m, rank + k);
+        if (extent != tensor_dim(p, op_input(p, o, 1), k) || start < 0 ||
+            (int64_t)start + extent > tensor_dim(p, in, k)) {
+            return tgr_bad_op(err, p, o, "the update window does not fit the input");
+        }
+    }
+    return check_copy(p, o, err);
+}
+
+static void run_update_slice(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int32_t dims[TGR_MAX_RANK];
+    int32_t update_dims[TGR_MAX_RANK];
+    int32_t starts[TGR_MAX_RANK];
+    uint32_t in = op_input(p, o, 0);
+    uint32_t update = op_input(p, o, 1);
+    uint32_t n, k, rank = tensor_ndim(p, in);
+    const uint8_t *m = movement(p, o, &n);
+    tgr_band_dims(p, in, region, dims);
+    tgr_band_dims(p, update, region, update_dims);
+    for (k = 0; k < rank; ++k) {
+        starts[k] = movement_int(m, k);
+    }
+    tgr_update_slice_s8(rank, dims, update_dims, starts, (const int8_t *)tensor_ptr[in],
+                        (const int8_t *)tensor_ptr[update], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+/* ---- row bands ------------------------------------------------------------------------------ */
+
+int tgr_index_bandable_op(uint32_t opcode)
+{
+    return (opcode >= OP_GATHER && opcode <= OP_REVERSE) || opcode == OP_UPDATE_SLICE;
+}
+
+const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t n;
+    const uint8_t *m = movement(p, o, &n);
+    int gathers = op_type(p, o) == OP_GATHER || op_type(p, o) == OP_GATHER_ND;
+    /* A band keeps its axis index where input and output have the same axes; a gather that
+     * changes the rank is banded along the last axis of each (path_rows.c). */
+    if (m == NULL || axis >= tensor_ndim(p, in) ||
+        (tensor_ndim(p, op_output(p, o, 0)) != tensor_ndim(p, in) && !(gathers && axis + 1u == tensor_ndim(p, in)))) {
+        return "an op that changes the rank cannot run in row bands";
+    }
+    switch (op_type(p, o)) {
+    case OP_STRIDED_SLICE:
+        return n > 3u * axis + 2u && movement_int(m, 3u * axis) == 0 && movement_int(m, 3u * axis + 1u) == tensor_dim(p, in, axis) &&
+                       movement_int(m, 3u * axis + 2u) == 1
+                   ? NULL
+                   : "a StridedSlice cannot be banded along an axis it slices";
+    case OP_REVERSE:
+        return ((uint32_t)movement_int(m, 0) >> axis & 1u) == 0u ? NULL
+                                                               : "a ReverseV2 cannot be banded along an axis it reverses";
+    case OP_MIRROR_PAD:
+        return n > 2u + 2u * axis && movement_int(m, 1u + 2u * axis) == 0 && movement_int(m, 2u + 2u * axis) == 0
+                   ? NULL
+                   : "a MirrorPad cannot be banded along an axis it pads";
+    case OP_GATHER: /* indices depend on the batch axes, and the gather axis is the one indexed */
+        return axis >= (uint32_t)movement_int(m, 1) && axis != (uint32_t)movement_int(m, 0)
+                   ? NULL
+                   : "a Gather cannot be banded along its gather or batch axes";
+    case OP_GATHER_ND: /* the index tuples address the leading `depth` axes */
+        return axis >= (uint32_t)movement_int(m, n - 1u) ? NULL
+                                                         : "a GatherND cannot be banded along an axis it indexes";
+    case OP_UPDATE_SLICE:
+        return n == 2u * tensor_ndim(p, in) && movement_int(m, axis) == 0 &&
+                       movement_int(m, tensor_ndim(p, in) + axis) == tensor_dim(p, in, axis)
+                   ? NULL
+                   : "a DynamicUpdateSlice cannot be banded along an axis its update does not cover";
+    default:
+        return "an op of this kind cannot run in row bands";
+    }
+}
+
+static const tgr_op_impl index_family[] = {
+    {OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather},
+    {OP_GATHER_ND, TILING_ROWS, check_gather_nd, run_gather_nd},
+    {OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
+    {OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
+    {OP_REVERSE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
+    {OP_UPDATE_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_update_slice, run_update_slice},
+};
+
+const tgr_op_impl *tgr_ops_index(uint32_t opcode)
+{
+    return tgr_ops_find(index_family, sizeof index_family / sizeof index_family[0], opcode);
+}

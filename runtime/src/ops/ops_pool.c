@@ -1,0 +1,96 @@
+/*
+ * Pooling family: MaxPool and AveragePool over sliding windows, and GlobalAveragePool (TFLite
+ * MEAN, or AveragePool rounding when the compiler rewrote a whole-map AveragePool).
+ */
+#include "ops/ops.h"
+#include "ops/ops_window.h"
+
+static tgr_status check_pool(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    uint32_t span_h, span_w;
+    tgr_status st;
+    op_decode(p, o, &sp);
+    st = tgr_check_window_geometry(p, o, &sp, err);
+    if (st != TGR_OK) {
+        return st;
+    }
+    span_h = (sp.kernel_h - 1u) * (sp.dilation_h == 0u ? 1u : sp.dilation_h) + 1u;
+    span_w = (sp.kernel_w - 1u) * (sp.dilation_w == 0u ? 1u : sp.dilation_w) + 1u;
+    if (tensor_dim(p, op_input(p, o, 0), 3) != tensor_dim(p, op_output(p, o, 0), 3) || sp.group != 1u) {
+        return tgr_bad_op(err, p, o, "pooling must keep the channel count");
+    }
+    if (sp.pad_top >= span_h || sp.pad_bottom >= span_h || sp.pad_left >= span_w || sp.pad_right >= span_w) {
+        return tgr_bad_op(err, p, o, "a pooling window lies entirely in the padding");
+    }
+    if (op_type(p, o) == OP_AVG_POOL && span_h * span_w != sp.kernel_h * sp.kernel_w) {
+        return tgr_bad_op(err, p, o, "dilated average pooling is not executed by this runtime");
+    }
+    return tgr_check_rescale(p, o, op_input(p, o, 0), op_output(p, o, 0), err);
+}
+
+static void run_pool(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    op_spatial sp;
+    tgr_window w;
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    tgr_qparams qin = tgr_qparams_of(p, in);
+    tgr_qparams qout = tgr_qparams_of(p, out);
+    op_decode(p, o, &sp);
+    tgr_window_of(p, o, &sp, region, &w);
+    (op_type(p, o) == OP_MAX_POOL ? tgr_max_pool_s8 : tgr_avg_pool_s8)(
+        &w, (const int8_t *)tensor_ptr[in], &qin, &qout, sp.act_min, sp.act_max, (int8_t *)tensor_ptr[out]);
+}
+
+static tgr_status check_global_avg(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    uint32_t in = op_input(p, o, 0);
+    uint32_t out = op_output(p, o, 0);
+    const uint8_t *rounding = tgr_attr_find(p, o, ATTR_POOL_ROUNDING, NULL);
+    if (!tgr_is_nhwc(p, in) || tensor_ndim(p, out) != 4u || tensor_dim(p, out, 1) != 1 || tensor_dim(p, out, 2) != 1 ||
+        tensor_dim(p, in, 0) != tensor_dim(p, out, 0) || tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
+        return tgr_bad_op(err, p, o, "expects [N, H, W, C] -> [N, 1, 1, C]");
+    }
+    if (rounding != NULL && rounding[0] != 1u) {
+        return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u: unknown pool rounding mode %u", o, rounding[0]);
+    }
+    /* As ReduceMean: beyond 2^23 positions the int32 sums and zp * count could overflow. */
+    if ((uint64_t)tensor_dim(p, in, 1) * (uint64_t)tensor_dim(p, in, 2) > 0x7FFFFFu) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): a mean over more than 2^23 positions is not supported "
+                        "by this runtime", o, tgr_op_name(op_type(p, o)));
+    }
+    return tgr_check_rescale(p, o, in, out, err);
+}
+
+void tgr_mean_of(const tgr_plan *p, uint32_t o, tgr_mean *m)
+{
+    op_spatial sp;
+    uint32_t in = op_input(p, o, 0);
+    tgr_qparams qin = tgr_qparams_of(p, in);
+    tgr_qparams qout = tgr_qparams_of(p, op_output(p, o, 0));
+    op_decode(p, o, &sp);
+    tgr_mean_prepare(tensor_dim(p, in, 1) * tensor_dim(p, in, 2), &qin, &qout, sp.act_min, sp.act_max,
+                     tgr_attr_find(p, o, ATTR_POOL_ROUNDING, NULL) != NULL, m);
+}
+
+static void run_global_avg(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    tgr_mean m;
+    uint32_t in = op_input(p, o, 0);
+    (void)region;
+    tgr_mean_of(p, o, &m);
+    tgr_global_avg_pool_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 3), (const int8_t *)tensor_ptr[in], &m,
+                           (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+}
+
+static const tgr_op_impl pool_family[] = {
+    {OP_MAX_POOL, TILING_WINDOW, check_pool, run_pool},
+    {OP_AVG_POOL, TILING_WINDOW, check_pool, run_pool},
+    {OP_GLOBAL_AVG, TILING_NONE, check_global_avg, run_global_avg},
+};
+
+const tgr_op_impl *tgr_ops_pool(uint32_t opcode)
+{
+    return tgr_ops_find(pool_family, sizeof pool_family / sizeof pool_family[0], opcode);
+}

@@ -1,0 +1,121 @@
+/*
+ * The op registry: which family implements an opcode, the load-time check of every op, the
+ * run-time dispatch, and the tiling modes the execution paths ask about. It is the only unit
+ * that knows every family, so a family never depends on another through it.
+ */
+#include "ops/ops_registry.h"
+
+const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_ops_conv(opcode);
+    if (impl == NULL) impl = tgr_ops_pool(opcode);
+    if (impl == NULL) impl = tgr_ops_elementwise(opcode);
+    if (impl == NULL) impl = tgr_ops_activation(opcode);
+    if (impl == NULL) impl = tgr_ops_shape(opcode);
+    if (impl == NULL) impl = tgr_ops_movement(opcode);
+    if (impl == NULL) impl = tgr_ops_index(opcode);
+    if (impl == NULL) impl = tgr_ops_logic(opcode);
+    if (impl == NULL) impl = tgr_ops_reduce(opcode);
+    if (impl == NULL) impl = tgr_ops_matmul(opcode);
+    return impl;
+}
+
+/* The dtypes each op reads and writes. Everything is int8 but: ArgMax/ArgMin write int32 (the
+ * loader lets int32 through only as model outputs, so nothing reads one), the comparisons write
+ * bool, And/Or/Not/ReduceAll read and write bool, Cast reads bool, Where reads a bool condition,
+ * and Reshape/Flatten/Transpose move bool bytes like int8. */
+static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
+{
+    uint32_t type = op_type(p, o);
+    uint32_t in_type = DT_INT8, out_type = DT_INT8, k;
+    if (type == OP_ARG_MAX || type == OP_ARG_MIN) {
+        out_type = DT_INT32;
+    } else if (type >= OP_EQUAL && type <= OP_GREATER_EQUAL) {
+        out_type = DT_BOOL;
+    } else if ((type >= OP_AND && type <= OP_NOT) || type == OP_REDUCE_ALL) {
+        in_type = out_type = DT_BOOL;
+    } else if (type == OP_CAST) {
+        in_type = DT_BOOL;
+    } else if (type == OP_WHERE) {
+        return op_num_inputs(p, o) == 3u && tensor_dtype(p, op_input(p, o, 0)) == DT_BOOL &&
+               tensor_dtype(p, op_input(p, o, 1)) == DT_INT8 && tensor_dtype(p, op_input(p, o, 2)) == DT_INT8 &&
+               op_num_outputs(p, o) == 1u && tensor_dtype(p, op_output(p, o, 0)) == DT_INT8;
+    } else if ((type == OP_RESHAPE || type == OP_FLATTEN || type == OP_TRANSPOSE) && op_num_inputs(p, o) > 0u &&
+               tensor_dtype(p, op_input(p, o, 0)) == DT_BOOL) {
+        in_type = out_type = DT_BOOL;
+    }
+    for (k = 0; k < op_num_inputs(p, o); ++k) {
+        if (tensor_dtype(p, op_input(p, o, k)) != in_type) {
+            return 0;
+        }
+    }
+    for (k = 0; k < op_num_outputs(p, o); ++k) {
+        if (tensor_dtype(p, op_output(p, o, k)) != out_type) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
+{
+    uint32_t o;
+    for (o = 0; o < p->num_ops; ++o) {
+        const tgr_op_impl *impl = tgr_op_impl_of(op_type(p, o));
+        tgr_status st;
+        if (impl == NULL) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) is not supported by this runtime", o,
+                            tgr_op_name(op_type(p, o)));
+        }
+        if (!dtypes_as_expected(p, o)) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                            "op %u (%s): operand dtypes this runtime does not execute (int32 only as ArgMax/ArgMin "
+                            "outputs, bool only around comparisons and logic)", o, tgr_op_name(op_type(p, o)));
+        }
+        st = impl->check(p, o, err);
+        if (st != TGR_OK) {
+            return st;
+        }
+    }
+    return TGR_OK;
+}
+
+void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                  const uint8_t *weights)
+{
+    /* The loader refused every op without an implementation. */
+    const tgr_op_impl *impl = tgr_op_impl_of(op_type(p, o));
+    if (weights != p->weight_blob) {
+        /* Decompressed weights: the op sees a view of the plan whose blob is its stage's block,
+         * which is exactly what the block-relative weight offsets address. */
+        tgr_plan view = *p;
+        view.weight_blob = weights;
+        impl->run(&view, o, tensor_ptr, region);
+        return;
+    }
+    impl->run(p, o, tensor_ptr, region);
+}
+
+uint32_t tgr_op_tiling(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL ? impl->tiling & TILING_SPATIAL : TILING_NONE;
+}
+
+int tgr_op_rows(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL && (impl->tiling & TILING_ROWS) != 0u;
+}
+
+int tgr_op_alone(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL && (impl->tiling & TILING_ALONE) != 0u;
+}
+
+int tgr_op_two_d_only(uint32_t opcode)
+{
+    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
+    return impl != NULL && (impl->tiling & TILING_2D_ONLY) != 0u;
+}

@@ -2,9 +2,9 @@
 """How far an exactly computed int8 LogSoftmax is from the reference runtime's.
 
 Why this exists: the runtime refuses LogSoftmax (opcode 57) because its int8 arithmetic is not
-documented (tgrs-executor.md is silent, the plan carries no parameters for it) and the clean-room
-rule keeps us out of the sources that define it. This script is the measurement behind that
-refusal, to re-run whenever the question comes back.
+documented (the plan carries no parameters for it and no published description of it was
+available to us) and the clean-room rule keeps us out of the sources that define it. This script
+is the measurement behind that refusal, to re-run whenever the question comes back.
 
 Model checked against the bundled reference, row by row (last axis, output 1/16, zero point 127):
   d   = x - max(row)                                   (int)
@@ -12,8 +12,8 @@ Model checked against the bundled reference, row by row (last axis, output 1/16,
   sum = sum over d >= diff_min of RDBPOT(exp_on_negative_values(dq), 12)   Q12.19, as Softmax
   Lq  = round(ln(sum / 2^19) * 2^26)                   exact logarithm, Q5.26
   y   = clamp(RDBPOT(dq - Lq, 22) + 127), -128 when d < diff_min
-Everything but the logarithm is the documented int8 Softmax arithmetic (§3.7). The printed
-figures are how often that model differs from the reference, and the bounds the reference's
+Everything but the logarithm is the int8 Softmax arithmetic (docs/execution.md#softmax). The
+printed figures are how often that model differs from the reference, and the bounds the reference's
 outputs put on its own logarithm L_ref relative to the exact one (Q5.26 units): the largest
 lower bound and the smallest upper bound seen on any row. Both stay within a couple of units, so
 the reference uses a fixed-point logarithm accurate to ~2^-25; when the largest lower bound
@@ -62,7 +62,7 @@ def rdbpot(x: int, e: int) -> int:
 
 
 def exp_on_negative_values(a: int) -> int:
-    """exp(a) of a Q5.26 a <= 0 as Q0.31 (gemmlowp barrel shifter, tgrs-executor.md §3.7)."""
+    """exp(a) of a Q5.26 a <= 0 as Q0.31 (gemmlowp barrel shifter, docs/execution.md#softmax)."""
     quarter = 1 << 24
     a_mod = wrap((a & (quarter - 1)) - quarter)
     x = wrap(max(min(a_mod, INT32_MAX >> 5), -(INT32_MAX >> 5) - 1) << 5)

@@ -1,5 +1,5 @@
 /*
- * SysTick work counter (systick.h), following m55-qemu.md section 8:
+ * SysTick work counter (systick.h; docs/firmware.md#work-counter):
  *   start: CSR = 0, RVR = 0xFFFFFF, clear CVR, wraps = 0, CSR = 7, wait until CVR != 0;
  *   SysTick_Handler counts wraps (every 2^24 ticks);
  *   now = (wraps << 24) + (0xFFFFFF - CVR), read consistently with interrupts masked.

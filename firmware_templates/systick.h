@@ -1,5 +1,5 @@
 /*
- * A deterministic count of work on SysTick (docs: m55-qemu.md section 8).
+ * A deterministic count of work on SysTick (docs/firmware.md#work-counter).
  *
  * SysTick runs on the processor clock (CLKSOURCE=1), which QEMU mps3-an547 models as 32 MHz of
  * virtual time. Under `qemu-system-arm -icount shift=0` virtual time advances one nanosecond per

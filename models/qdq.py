@@ -1,14 +1,16 @@
 """Int8 QDQ quantization helpers shared by the model builders and the op-model tests.
 
-Everything here follows /work/shared/docs/model-recipes.md:
+The recipe and the reasons for each setting: docs/models.md.
 
-* §1 step 2: `quantize_static` with QDQ, per-channel, QInt8 activations and weights, MinMax
-  calibration, ``ActivationSymmetric=False`` and ``WeightSymmetric=True``. These are the only
-  settings under which tigris-ml 0.12.1 is known to produce correct plans *and* fuse ReLU/ReLU6
-  into the producing conv (ORT drops the Relu/Clip and lets the −128 zero point clamp).
-* §2: stripping the boundary QuantizeLinear/DequantizeLinear so the plan interface is raw int8.
-* §5 pitfall 1: tigris does not store weight zero points and silently computes wrong results
-  when they are non-zero, so we refuse such models before they ever reach ``tigris compile``.
+* `quantize_static` with QDQ, per-channel, QInt8 activations and weights, MinMax calibration,
+  ``ActivationSymmetric=False`` and ``WeightSymmetric=True``: with these tigris-ml 0.12.1 produces
+  correct plans *and* each conv absorbs its ReLU/ReLU6: ORT drops the Relu/Clip and lets the −128
+  zero point clamp (docs/models.md#quantization-settings).
+* Stripping the boundary QuantizeLinear/DequantizeLinear so the plan interface is raw int8
+  (docs/models.md#int8-interface).
+* tigris does not store weight zero points and silently computes wrong results when they are
+  non-zero, so we refuse such models before they ever reach ``tigris compile``
+  (docs/models.md#weights-and-zero-points).
 
 Determinism: the builders feed fixed-seed calibration batches, ORT's MinMax calibration is a
 deterministic reduction, and ONNX serialization of an identical ``ModelProto`` is byte-stable, so
@@ -43,7 +45,8 @@ class BoundaryQuant:
     """Scale and zero point of a removed boundary Q/DQ node.
 
     The host side quantizes an input as ``q = clamp(round_half_away(x / scale) + zero_point,
-    -128, 127)`` and dequantizes an output as ``(q - zero_point) * scale`` (model-recipes.md §2).
+    -128, 127)`` and dequantizes an output as ``(q - zero_point) * scale``
+    (docs/models.md#int8-interface).
     ``tensor`` is the name of the int8 tensor that is now the graph input/output;
     ``original`` is the float tensor name it replaced.
     """
@@ -80,7 +83,7 @@ class BatchReader:
 
 
 class _DropPreprocessHint(logging.Filter):
-    """Filter ORT's "Please consider (to run) pre-processing" warning (pitfall 4).
+    """Filter ORT's "Please consider (to run) pre-processing" warning.
 
     ORT logs it through the *root* logger twice per quantize call; it is advice about shape
     inference that does not apply to our programmatically built, fully shaped models.
@@ -121,14 +124,17 @@ def quantize_qdq(
     *,
     activation_symmetric: bool = False,
 ) -> onnx.ModelProto:
-    """Quantize an fp32 model to int8 QDQ exactly as model-recipes.md §1 step 2.
+    """Quantize an fp32 model to int8 QDQ with the recipe's settings.
+
+    The settings and why: docs/models.md#quantization-settings.
 
     ``batches`` are fixed-seed calibration inputs: bare arrays (for a single-input model) or
     ``{input_name: array}`` dicts. Returns the QDQ model (float interface); the weight zero
     points are verified to be zero (:func:`check_weight_zero_points`).
 
     ``activation_symmetric`` must stay ``False`` for real models (the recipe). It exists only so
-    op-level tests can get ORT to keep standalone Relu/Clip nodes (model-recipes.md §1.1).
+    op-level tests can get ORT to keep standalone Relu/Clip nodes, which tigris then does not fuse
+    (docs/models.md#standalone-relu-and-clip).
     """
     from onnxruntime.quantization import (
         CalibrationMethod,
@@ -173,9 +179,9 @@ def check_weight_zero_points(model: onnx.ModelProto) -> None:
     """Raise ``ValueError`` if any constant (weight) DequantizeLinear has a non-zero zero point.
 
     tigris-ml 0.12.1 does not store weight zero points in the plan; compile and run succeed with
-    no warning and the results are wrong (model-recipes.md §5 pitfall 1). A "weight" here is any
-    DequantizeLinear whose data input is an initializer (this also covers int32 biases, whose zero
-    point ORT always sets to 0).
+    no warning and the results are wrong (docs/models.md#weights-and-zero-points). A "weight" here
+    is any DequantizeLinear whose data input is an initializer (this also covers int32 biases,
+    whose zero point ORT always sets to 0), so builders keep every weight an initializer.
     """
     inits = _initializers(model)
     bad: list[str] = []
@@ -223,7 +229,9 @@ def _int8_value_info(name: str, like: onnx.ValueInfoProto) -> onnx.ValueInfoProt
 def strip_boundary_qdq(
     model: onnx.ModelProto,
 ) -> tuple[onnx.ModelProto, list[BoundaryQuant], list[BoundaryQuant]]:
-    """Remove the boundary Q/DQ nodes so the model takes and returns int8 (model-recipes.md §2).
+    """Remove the boundary Q/DQ nodes so the model takes and returns int8.
+
+    Why and how to feed the result: docs/models.md#int8-interface.
 
     For each graph input consumed only by one ``QuantizeLinear``, that node's int8 output becomes
     the graph input; for each graph output produced by ``DequantizeLinear``, that node's int8 input

@@ -1,4 +1,7 @@
-"""models/qdq.py helpers and the DS-CNN / MobileNetV2-0.35 builders (figures: model-recipes.md §4.2)."""
+"""models/qdq.py helpers and the DS-CNN / MobileNetV2-0.35 builders.
+
+The figures they check are explained in docs/models.md#compile-figures.
+"""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 Per case: build the int8 QDQ model in a tmp dir, `tigris compile -m 256K`, check the plan's
 opcodes and fields (read with read_binary_plan), that it is ONE stage on the normal (untiled)
 path, and run it once on tigris.runtime.Session with a random input. The host output is also
-compared with ONNX Runtime running the same QDQ model (≤ 1 LSB; model-recipes.md §4.3), which
-guards the models themselves (e.g. the NHWC/NCHW flatten order). About 30 s in total.
+compared with ONNX Runtime running the same QDQ model (≤ 1 LSB: one op cannot drift; whole
+networks can, docs/models.md#comparing-with-onnx-runtime), which guards the models themselves
+(e.g. the NHWC/NCHW flatten order). About 30 s in total.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Deterministic builder of the MLPerf Tiny keyword-spotting DS-CNN as an int8-interface QDQ ONNX.
 
-Architecture (model-recipes.md §4.1): input 1×1×49×10 (NCHW); Conv 64 filters 10×4 stride 2,
+Architecture (docs/models.md#ds_cnn): input 1×1×49×10 (NCHW); Conv 64 filters 10×4 stride 2,
 pads (4,1,5,1) → 64×25×5 with BN folded + ReLU; 4 × [depthwise 3×3 pad 1 + BN + ReLU; pointwise
 1×1 → 64 + BN + ReLU]; AveragePool 25×5 → 64×1×1; Flatten → Gemm 64→12 → Softmax.
 
@@ -11,12 +11,12 @@ fixed-seed inputs (:func:`models.common.centred_head`) so the softmax output, an
 vary with the input. The fp32 graph is opset 13 / IR 8 and is
 quantized with :func:`models.qdq.quantize_qdq` (the recipe) from 8 fixed-seed calibration batches,
 then the boundary Q/DQ is stripped: the model takes int8 ``[1,1,49,10]`` and returns int8
-``[1,12]`` (softmax output, scale 1/256, zero point −128 from ORT's calibration of [0, 1]).
+``[1,12]`` (softmax output, scale 1/255, zero point −128 from ORT's calibration of [0, 1]).
 
 CLI: ``python models/ds_cnn/build.py -o OUT.onnx`` (prints the boundary quantization).
 
 Compiled with tigris-ml 0.12.1 (``tigris compile OUT.onnx -m 20K``): 1 stage, 13 ops, 14 tensors,
-fast peak 16000 B, as model-recipes.md §4.2.
+fast peak 16000 B (docs/models.md#compile-figures; tests/test_models_builders.py checks them).
 
 Several stages that are all untiled: no budget gives that for DS-CNN (README.md next to this file
 has the scan). Every activation between conv1 and the pool is 64×25×5 = 8000 B, so any stage

@@ -1,26 +1,28 @@
 """Deterministic builder of MobileNetV2 width 0.35 (224×224×3, 10 classes) as an int8-interface QDQ ONNX.
 
-Architecture (model-recipes.md §4.1, torchvision/Keras layout): stem Conv 3→16 3×3 stride 2 pad 1
-+ ReLU6; inverted residual blocks (t, c, n, s) = (1,16,1,1) (6,24,2,2) (6,32,3,2) (6,64,4,2)
-(6,96,3,1) (6,160,3,2) (6,320,1,1) with channels ``make_divisible(c·0.35, 8)`` = 8, 8, 16, 24,
-32, 56, 112; block = [expand 1×1 + ReLU6 if t ≠ 1] → depthwise 3×3 stride s pad 1 + ReLU6 →
-project 1×1 (linear) → Add when stride 1 and in == out; last Conv 112→1280 1×1 + ReLU6;
+Architecture (docs/models.md#mobilenetv2_035, torchvision/Keras layout): stem Conv 3→16 3×3
+stride 2 pad 1 + ReLU6; inverted residual blocks (t, c, n, s) = (1,16,1,1) (6,24,2,2) (6,32,3,2)
+(6,64,4,2) (6,96,3,1) (6,160,3,2) (6,320,1,1) with channels ``make_divisible(c·0.35, 8)`` = 8, 8,
+16, 24, 32, 56, 112; block = [expand 1×1 + ReLU6 if t ≠ 1] → depthwise 3×3 stride s pad 1 + ReLU6
+→ project 1×1 (linear) → Add when stride 1 and in == out; last Conv 112→1280 1×1 + ReLU6;
 AveragePool 7×7 → Flatten → Gemm 1280→10 (no softmax).
 
 Synthetic seeded weights (He-scaled; the linear projections at half gain so the residual sums stay
 bounded), random BatchNorm statistics folded into every conv at build time, ReLU6 as ``Clip(0,6)``
 nodes, and a plain random 1280→10 head. With random weights the pooled features are dominated by
 their input-independent mean, so the logits move by only a few units across inputs and the argmax
-is nearly constant (class 0 for noise images). That is deliberate: the figures of
-model-recipes.md §4.3 (host vs ORT ≤ ~10 LSB at the logits, same argmax) hold for it. A head
-centred on the features (as DS-CNN's) made the argmax vary but amplified the normal 17-block
-quantization drift to 87 LSB host-vs-ORT and 60 % argmax agreement, which would only confuse
-host-vs-ORT checks. For our runtime the reference is the host runtime, bit-exact, either way. Opset 13, IR 8. Quantized with :func:`models.qdq.quantize_qdq` (the recipe) from 16
+is nearly constant (class 0 for noise images). That is deliberate: host runtime vs ORT then stays
+within about 10 LSB at the logits with the same argmax (docs/models.md#comparing-with-onnx-runtime).
+A head centred on the features (as DS-CNN's) made the argmax vary but amplified the normal
+17-block quantization drift to 87 LSB host-vs-ORT and 60 % argmax agreement, which would only
+confuse host-vs-ORT checks. For our runtime the reference is the host runtime, bit-exact, either
+way. Opset 13, IR 8. Quantized with :func:`models.qdq.quantize_qdq` (the recipe) from 16
 fixed-seed calibration batches, then the boundary Q/DQ is stripped: int8 ``[1,3,224,224]`` in
 (plan interface NHWC ``1x224x224x3``: transpose before feeding), int8 ``[1,10]`` logits out.
 
 CLI: ``python models/mobilenetv2_035/build.py -o OUT.onnx``; import: ``build(path)``.
-``tigris compile OUT.onnx -m 128K`` gives 65 ops, 17 stages, 66 tensors (model-recipes.md §4.2).
+``tigris compile OUT.onnx -m 128K`` gives 65 ops, 17 stages, 66 tensors
+(docs/models.md#compile-figures).
 """
 
 from __future__ import annotations

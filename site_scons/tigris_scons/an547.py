@@ -1,9 +1,9 @@
 """The AN547 (Corstone-300, Cortex-M55) memory map as QEMU ``mps3-an547`` models it.
 
 Memory is accounted by *address range* against this table, never by section names or flags:
-flag-based classifiers call the vector table RAM and miss ``.data`` init values (see
-docs/m55-qemu.md §4 and build-design-notes §5). Secure aliases map to the same physical region,
-so a section linked at 0x30000000 is still charged to DTCM.
+flag-based classifiers call the vector table RAM and miss ``.data`` init values
+(docs/firmware.md#size-map). Secure aliases map to the same physical region, so a section linked
+at 0x30000000 is still charged to DTCM (docs/firmware.md#memory-map).
 """
 
 from __future__ import annotations

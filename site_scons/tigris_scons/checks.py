@@ -190,7 +190,7 @@ def summarize_outputs(outputs: list[tuple[int, bytes]]) -> dict[str, Any]:
     """What the firmware's ``OUTPUT`` line says about ``(dtype, bytes)`` outputs in interface order.
 
     ``n``, ``checksum`` (FNV-1a over the concatenated bytes), ``min``, ``max``, ``nonmin`` as
-    firmware_templates/README.md §4 defines them: in the integer domain (no float32 output) plain
+    docs/firmware.md#printed-lines defines them: in the integer domain (no float32 output) plain
     ints; in the float domain every element is compared as a float32, NaN is skipped for
     min/max (all NaN: both 0x7fc00000), the first of equal values wins, and min/max are the
     IEEE-754 bit patterns. ``float_domain`` says which.

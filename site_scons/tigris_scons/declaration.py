@@ -2,7 +2,8 @@
 
 One small TOML file per model holds every number the build needs: the compile budget handed to
 ``tigris compile -m``, the arena sizes compiled into the firmware, and the part budgets the
-checks enforce. Keeping them in one place gives each number one definition (architecture.md).
+checks enforce. Keeping them in one place gives each number one definition: the compile step,
+the firmware and the checks cannot disagree about a budget.
 Parsing is strict: an unknown key or a bad unit is an error naming the file and the key, because
 a misspelt budget that is silently ignored is a budget that is not enforced.
 

@@ -1,6 +1,6 @@
 """ELF size map: memory use per region by address range, flash image from PT_LOAD, top symbols.
 
-Why this shape (build-design-notes §5, m55-qemu §9):
+Why this shape (docs/firmware.md#size-map):
 
 * Runtime use is charged to the region containing each allocated section's VMA, so the vector
   table counts as ITCM (flag-based classifiers call it RAM) and nothing can hide from a budget by

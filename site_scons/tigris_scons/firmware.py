@@ -1,7 +1,7 @@
 """The firmware: what it is built from, how, and its ``main.c`` rendered from ``main.c.j2``.
 
 The template context is derived from the plan and the model declaration only (contract in
-firmware_templates/README.md): arena and buffer sizes are numbers in the generated C, so the
+docs/firmware.md#template-context): arena and buffer sizes are numbers in the generated C, so the
 linker places them and the ELF size map sees them; nothing else about the model is compiled in.
 A fast arena declared as ``auto`` is sized to exactly what the plan needs (compile budget plus
 the LZ4 weight reserve, as the runtime's ``tgr_fast_arena_required`` computes it).

@@ -2,7 +2,7 @@
 
 The firmware generates its input on the target with the same xorshift32 stream, so no input file
 has to be linked or loaded, and the host reference recomputes the identical bytes here. The
-definition (firmware_templates/README.md) is:
+definition (docs/firmware.md#input-generator) is:
 
 * ``s = seed`` (default 0x9E3779B9); ``next(): s ^= s << 13; s ^= s >> 17; s ^= s << 5;
   return s`` on 32-bit unsigned arithmetic;

@@ -2,9 +2,10 @@
 
 The build sizes the firmware's arenas and I/O buffers, generates the deterministic input and
 prints the "Ops/Stages/Tensors/Budget" expectations from the plan itself, so the plan stays the
-only thing the firmware knows about the model (architecture.md). This is a small, independent
-reader of the documented wire format (docs/tgrs-format.md §4-§6, §9); it validates only what it
-reads and leaves full validation to the runtime's loader.
+only thing the firmware knows about the model: nothing model-specific but its name and a few
+sizes is compiled in. This is a small, independent reader of the wire format (docs/plan-format.md:
+header, section table, tensors, stages, index and shape pools, strings, weight blocks); it
+validates only what it reads and leaves full validation to the runtime's loader.
 """
 
 from __future__ import annotations
@@ -84,8 +85,8 @@ class PlanInfo:
     def weight_reserve(self, align: int) -> int:
         """Fast bytes for decompressed LZ4 weight blocks (0 for uncompressed plans).
 
-        Mirrors the documented rule (tgrs-format.md §6.10): the largest block rounded up to the
-        tensor alignment, or for a chain the sum over its member stages if that is larger.
+        Mirrors the format's rule (docs/plan-format.md, weight blocks): the largest block rounded
+        up to the tensor alignment, or for a chain the sum over its member stages if that is larger.
         """
         if not self.weight_block_sizes:
             return 0

@@ -1,6 +1,6 @@
 """Run firmware on QEMU ``mps3-an547`` with a timeout, capturing everything to a log.
 
-Why it is shaped like this (m55-qemu.md §6-§7):
+Why it is shaped like this (docs/firmware.md#running-on-qemu):
 
 * semihosting goes to a ``stdio`` chardev so the firmware's lines arrive on QEMU's stdout, in
   order, and stdin is ``/dev/null`` so QEMU never switches the user's terminal to raw mode;
@@ -30,13 +30,13 @@ from .an547 import PLAN_LOAD_ADDRESS
 END_MARKER = "BENCH_END status=ok"
 
 #: ``icount=1``: virtual time advances 2^0 ns per guest instruction, so SysTick readings repeat
-#: exactly from run to run (m55-qemu.md §8).
+#: exactly from run to run (docs/firmware.md#work-counter).
 ICOUNT_FLAGS = ["-icount", "shift=0"]
 #: SysTick on the processor clock of QEMU's mps3-an547 CPU: 32 MHz of virtual time.
 SYSTICK_HZ = 32_000_000
 WORK_NOTE = "a count of work, not latency: QEMU does not model the Cortex-M55's timing"
 
-#: Firmware exit codes (firmware_templates/README.md §5) and the QEMU ones worth naming.
+#: Firmware exit codes (docs/firmware.md#exit-codes) and the QEMU ones worth naming.
 EXIT_MEANINGS = {
     0: "ok",
     1: "QEMU error (bad command line, loader overlap) or plain SYS_EXIT failure",

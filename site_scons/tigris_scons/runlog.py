@@ -1,4 +1,4 @@
-"""Parse the lines the firmware prints on QEMU (contract: firmware_templates/README.md).
+"""Parse the lines the firmware prints on QEMU (contract: docs/firmware.md#printed-lines).
 
 A successful run prints, in this order (keys may be appended at the end of a line, never
 changed or removed)::

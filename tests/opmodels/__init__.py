@@ -105,9 +105,10 @@ def untiled_stages(plan: Mapping[str, Any]) -> list[bool]:
 
     That is: no tile plan (``tile_plan_idx == 0xFFFF``), not a chain member (``chain_len == 0``),
     and Σ stage input + output bytes ≤ the stage's ``peak_bytes`` (and the plan budget), so the
-    runtime's ``needs_tiling`` test (tgrs-executor.md §1.4) is false. A sufficient condition in
-    every plan observed; stages failing it ran tiled in one case and normal in others (README.md),
-    so check the host trace's ``stage_begin`` path when it matters.
+    runtime's needs-tiling test (docs/execution.md#fast-limit-and-the-needs-tiling-test) is
+    false. A sufficient condition in every plan observed; stages failing it ran tiled in one case
+    and normal in others (README.md), so check the host trace's ``stage_begin`` path when it
+    matters.
     """
     result = []
     for s in plan["stages"]:

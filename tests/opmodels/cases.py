@@ -1,9 +1,10 @@
 """The op-model cases: small int8 QDQ ONNX models, one plan operator each (or two where needed).
 
 Each :class:`OpCase` knows how to build its fp32 graph, how to quantize it (``"ort"``: the
-model-recipes.md recipe through :func:`models.qdq.quantize_qdq`; ``"manual"``: the hand-built QDQ
-of :mod:`.qdq_manual`, for ops ORT will not quantize standalone or for quantization the recipe
-never produces), and which plan opcodes / op fields the compiled plan must show.
+recipe of docs/models.md#the-recipe through :func:`models.qdq.quantize_qdq`; ``"manual"``: the
+hand-built QDQ of :mod:`.qdq_manual`, for ops ORT will not quantize standalone or for
+quantization the recipe never produces), and which plan opcodes / op fields the compiled plan
+must show.
 See README.md in this directory for the table of observed plan contents.
 """
 
@@ -24,7 +25,7 @@ from models.qdq import quantize_qdq, save_model, strip_boundary_qdq
 from . import networks
 from .qdq_manual import quantize_manual, set_qparams
 
-OP = {  # plan opcodes (tgrs-format.md §10.1) used below
+OP = {  # plan opcodes (docs/plan-format.md#operator-codes-and-contracts) used below
     "Conv": 1, "DepthwiseConv": 2, "Relu": 3, "Relu6": 4, "MaxPool": 5, "AveragePool": 6,
     "Add": 7, "Gemm": 9, "Softmax": 10, "GlobalAveragePool": 15, "Flatten": 16, "Reshape": 17, "Transpose": 29,
 }
@@ -315,7 +316,8 @@ def all_of(*checks: PlanCheck) -> PlanCheck:
 
 # --------------------------------------------------------------------------- the cases
 
-S256 = 1.0 / 256.0  # exactly 0x3B800000 in float32: selects the integer softmax (executor §3.7)
+#: exactly 0x3B800000 in float32: selects the integer softmax (docs/execution.md#softmax)
+S256 = 1.0 / 256.0
 
 
 def _cases() -> list[OpCase]:
@@ -457,7 +459,7 @@ def _network_cases() -> list[OpCase]:
     c, d, add, mp, ap = OP["Conv"], OP["DepthwiseConv"], OP["Add"], OP["MaxPool"], OP["AveragePool"]
     gap, fl, gemm, sm = OP["GlobalAveragePool"], OP["Flatten"], OP["Gemm"], OP["Softmax"]
     return [
-        OpCase("executor_cnn", "The test CNN of tgrs-executor.md §4.2 (3x32x32, 11 plan ops)",
+        OpCase("executor_cnn", "The small test CNN of docs/execution.md#test-models (3x32x32, 11 plan ops)",
                networks.executor_cnn, (c, c, d, c, add, mp, ap, gap, fl, gemm, sm),
                check=all_of(spatial(c, stride_h=1, pad_top=1), has_attr(add, 7, True)),
                paths=PATHS["executor_cnn"]),

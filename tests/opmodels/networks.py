@@ -165,7 +165,7 @@ Maker = Callable[[], onnx.ModelProto]
 
 
 def executor_cnn() -> onnx.ModelProto:
-    """The test CNN of tgrs-executor.md §4.2, input 1×3×32×32.
+    """The small test CNN the tests use as their reference network, input 1×3×32×32.
 
     Conv3×3(3→8)+Relu → Conv3×3/2(8→16)+Relu → DW3×3 → Clip(0,6) → PW1×1 → Add(residual) →
     Relu → MaxPool2/2 → AvgPool2/2 → GlobalAveragePool → Flatten → Gemm(16→10) → Softmax.

@@ -7,8 +7,8 @@ exactly chosen quantization (same vs different in/out scale, tie-prone scale rat
 model here is an fp32 ONNX graph quantized with the hand-built QDQ of
 :func:`opmodels.qdq_manual.quantize_manual` (ORT would leave most of these ops in float), with
 the (scale, zero point) of every activation fixed by the case, and the boundary Q/DQ stripped so
-the plan interface is raw int8 (model-recipes.md §2). Models with constant Gemm/MatMul weights
-use the ORT recipe instead (:func:`models.qdq.quantize_qdq`), as the real networks do.
+the plan interface is raw int8 (docs/models.md#int8-interface). Models with constant Gemm/MatMul
+weights use the ORT recipe instead (:func:`models.qdq.quantize_qdq`), as the real networks do.
 
 Usage::
 

@@ -223,10 +223,11 @@ def test_split(case: str, work: Path, lib: Path) -> None:
     assert SPLIT in opcodes(p)
     split = next(o for o in p["ops"] if o["op_type"] == SPLIT)
     if split["weight_idx"] != 0xFFFF:
-        # The compiler stores the split sizes as the op's constant operand; optable.c (the
-        # runtime lead's) still says Split takes none, so the loader refuses before our check.
-        _xfail_if_refused(plan, lib, "weight/bias operands", "optable.c: Split must allow its optional "
-                          "split-sizes constant (tgrs-format.md §6.2)")
+        # The compiler stores the split sizes as the op's constant operand. optable.c allows it
+        # (Split's weight is optional since c591576) and our Split ignores its contents, so this
+        # plan loads and runs; the xfail only fires if the contract ever refuses it again.
+        _xfail_if_refused(plan, lib, "weight/bias operands", "optable.c: Split's contract must keep "
+                          "allowing its optional split-sizes constant (docs/plan-format.md#op-records)")
     assert_same_as_reference(plan, lib)
 
 

@@ -3,9 +3,10 @@
 The model is built once and each plan compiled once per session (``plan_cache``, a
 ``tmp_path_factory`` directory). Per budget, ``MBV2_INPUTS`` random int8 inputs through the
 reference and through ours: outputs byte-identical, fast and slow peaks ≤ the reference's (and
-the fast peak ≤ 131072 at 128K: the model-recipes.md §4.2 budget), the same path signature as
-the reference and as recorded here, counters equal. One traced run takes ~0.1 s per runtime, so
-the whole file takes about 16 s (the model build and four compiles included).
+the fast peak ≤ 131072 at 128K: the model's declared ``-m 128K`` budget,
+docs/models.md#compile-figures), the same path signature as the reference and as recorded here,
+counters equal. One traced run takes ~0.1 s per runtime, so the whole file takes about 16 s (the
+model build and four compiles included).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Hand-patched tile fields (tgrs-executor.md §2.2, §4.6 item 5, tgrs-format.md §6.4).
+"""Hand-patched tile fields (docs/execution.md#tile-sizing, docs/execution.md#acceptance-ladder,
+docs/plan-format.md#tile-plan-records).
 
 The reference re-derives tile extents at run time and uses only some plan fields. Our runtime
 must derive them where the reference does, so:
@@ -7,10 +8,10 @@ must derive them where the reference does, so:
   1-D record of the plan at once) to 0, 1 and a large value, both runtimes keep the unpatched
   bands (``tile_begin`` row ranges) and outputs.
 * ``tiled_peak_bytes`` of a 1-D stripe stage is its fast limit ``L``: 960 → 640 on the AvgPool
-  stage of executor_cnn@1K changes the reference's input bands from [0,6)+[6,8) to [0,4)+[4,8)
-  (the doc's example). Swept downwards on every 1-D stage until the reference refuses: ours gives
-  the same outputs and bands, stays within the patched limit and the reference's peaks, and
-  refuses where the reference refuses.
+  stage of executor_cnn@1K changes the reference's input bands from [0,6)+[6,8) to [0,4)+[4,8).
+  Swept downwards on every 1-D stage until the reference refuses: ours gives the same outputs
+  and bands, stays within the patched limit and the reference's peaks, and refuses where the
+  reference refuses.
 * chain heads' ``chain_tile_h`` is an upper bound on the chain tile height (3 → 2 uses 2, 3 → 50
   still 3); 0 is refused by both.
 * tiled_2d records: ``tile_height`` × ``tile_width`` are used as given (smaller tiles are
@@ -37,7 +38,7 @@ PATCH_INPUTS = 5
 SWEEP_INPUTS = 2
 SWEEP_STEP = 64
 
-#: v≤9 24-byte tile-plan record: field -> (offset, struct format), tgrs-format.md §6.4
+#: v≤9 24-byte tile-plan record: field -> (offset, struct format), docs/plan-format.md#tile-plan-records
 TILE_FIELDS_V9 = {"tileable": (0, "<B"), "axis": (1, "<B"), "tile_height": (2, "<H"), "num_tiles": (4, "<H"),
                   "halo": (6, "<H"), "receptive_field": (8, "<H"), "original_height": (10, "<H"),
                   "tiled_peak_bytes": (12, "<I"), "overhead_bytes": (16, "<I"), "tile_width": (20, "<H"),

@@ -39,7 +39,8 @@ from opmodels.cases import unary  # noqa: E402
 #: single-op models of our own, used like ``opmodels.CASES`` (which another folder owns):
 #: operators our runtime refuses on purpose, to keep the refusal path under test.
 EXTRA_CASES: dict[str, OpCase] = {
-    # the plan requires LogSoftmax's output encoding (1/16, 127) (tgrs-format.md §10.2)
+    # the compiler's validator requires LogSoftmax's output encoding (1/16, 127)
+    # (docs/plan-format.md#per-op-fields-and-load-checks)
     "logsoftmax": OpCase("logsoftmax", "LogSoftmax [1,10], output (1/16, 127)",
                          unary("LogSoftmax", [1, 10], axis=-1), (57,), quantizer="manual",
                          overrides={"y": (1.0 / 16.0, 127)}),

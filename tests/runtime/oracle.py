@@ -1,10 +1,10 @@
 """Differential oracle: run a plan on the bundled reference host runtime and on ours, compare.
 
 Why: our C runtime (``runtime/``) must be indistinguishable from the reference host runtime
-bundled in tigris-ml 0.12.1 (tgrs-executor.md §4.6, the acceptance ladder): byte-identical
-outputs, fast/slow peaks no larger than the reference's, identical counters and identical
-execution-event streams. Both runtimes are driven through the very same Python front end,
-``tigris.runtime.Session``, which loads ``$TIGRIS_HOST_LIBRARY`` instead of the bundled library
+bundled in tigris-ml 0.12.1 (the acceptance ladder, docs/execution.md#acceptance-ladder):
+byte-identical outputs, fast/slow peaks no larger than the reference's, identical counters and
+identical execution-event streams. Both runtimes are driven through the very same Python front
+end, ``tigris.runtime.Session``, which loads ``$TIGRIS_HOST_LIBRARY`` instead of the bundled library
 when that variable is set *at Session creation* (``tigris/runtime.py: _library()``). So one
 process can open a reference Session and a Session on our library side by side, feed both the
 same arrays, and compare everything the host ABI exposes (outputs, ``Session.memory``,

@@ -2,9 +2,10 @@
 
 ``PlanView`` locates every record of a plan (header, section directory, tensors, ops, stages,
 index/shape pools, weight entries, quant entries and data, attribute entries) using the layouts
-of tgrs-format.md §3-§6, with ``read_binary_plan`` (the compiler's own reader) as the decoded
-cross-reference. ``patch`` returns a copy of the plan with one field rewritten, so a mutation test
-reads as "this field, this value" and every other byte stays as the compiler wrote it.
+of docs/plan-format.md#record-layouts-at-a-glance, with ``read_binary_plan`` (the compiler's own
+reader) as the decoded cross-reference. ``patch`` returns a copy of the plan with one field
+rewritten, so a mutation test reads as "this field, this value" and every other byte stays as the
+compiler wrote it.
 
 ``LoaderProbe`` calls our library's ``tgr_plan_load`` through ctypes to see the ``tgr_status``
 that the host ABI hides (``tigris_host_create`` only returns the message). It exists because a
@@ -31,7 +32,7 @@ ATTR_ENTRY_SIZE = 8
 SEC_TENSORS, SEC_OPS, SEC_STAGES, SEC_TILE_PLANS, SEC_INDEX_POOL, SEC_SHAPE_POOL = 1, 2, 3, 4, 5, 6
 SEC_STRINGS, SEC_WEIGHTS, SEC_QUANT_PARAMS, SEC_WEIGHT_BLOCKS, SEC_OP_ATTRIBUTES = 7, 8, 9, 10, 11
 
-#: header field -> (byte offset, struct format), tgrs-format.md §4
+#: header field -> (byte offset, struct format), docs/plan-format.md#header
 HEADER_FIELDS = {
     "magic": (0, "4s"), "version": (4, "<I"), "file_size": (8, "<I"), "section_dir_off": (12, "<I"),
     "num_tensors": (16, "<H"), "num_ops": (18, "<H"), "num_stages": (20, "<H"), "num_tile_plans": (22, "<H"),
@@ -39,7 +40,7 @@ HEADER_FIELDS = {
     "num_model_inputs": (38, "<B"), "num_model_outputs": (39, "<B"), "num_weights": (40, "<H"),
     "num_quant_params": (42, "<H"), "flags": (44, "<I"),
 }
-#: record field -> (offset inside the record, struct format), tgrs-format.md §6
+#: record field -> (offset inside the record, struct format), docs/plan-format.md#record-layouts-at-a-glance
 TENSOR_FIELDS = {"name_str": (0, "<I"), "size_bytes": (4, "<I"), "shape_off": (8, "<H"), "ndim": (10, "<B"),
                  "dtype": (11, "<B"), "flags": (12, "<B"), "quant_param_idx": (13, "<H"),
                  "iface_dtype": (15, "<B")}

@@ -9,15 +9,21 @@ Through the public C API of our library (ctypes on ``tgr_plan_load``, ``tgr_sess
   ``tgr_workspace_required`` are refused by ``tgr_session_init`` with TGR_ERR_ARENA and a
   message naming the requirement, so no kernel can run;
 * NULL arenas and overlapping fast/slow arenas are TGR_ERR_ARGUMENT;
-* a slow arena of 0 or a few bytes is refused by ``tgr_run`` with TGR_ERR_ARENA while placing
-  the model inputs, before any op runs (the host trace holds no op event);
-* a slow arena of any size from 0 to the host default either gives the outputs of a large slow
-  arena or fails with TGR_ERR_ARENA ("slow arena too small ..."), and a failed run leaves the
-  caller's output buffers untouched. How much slow memory a plan needs depends on the run
-  (compaction is lazy), so a slow arena that is too small for a later stage is found when that
-  stage places a tensor: earlier stages have run by then (their results are discarded). The
-  inverted residual at 17K is the case the fuzzer found (tests/fuzz/regressions): a compaction
-  used to overwrite a stage input's slow copy and the run "succeeded" with wrong outputs.
+* every slow arena too small for the inference is refused by ``tgr_session_init`` itself, with
+  TGR_ERR_ARENA ("slow arena too small: tensor ..."): session init rehearses one inference's
+  allocations without running kernels (docs/execution.md#session-init-and-the-rehearsal), so no
+  kernel ever runs on an arena that cannot finish. A slow arena of 0 or a few bytes fails on the
+  first model input;
+* a slow arena of any size from 0 to the host default is either refused at ``tgr_session_init``
+  or accepted, and an accepted one runs to the outputs of a large slow arena: ``tgr_run`` never
+  fails halfway. How much slow memory a plan needs depends on the arena sizes (compaction is
+  lazy) but not on the input values, so the rehearsal meets the same shortfall a run would,
+  including one that only a later stage hits. The inverted residual at 17K is the case the
+  fuzzer found (tests/fuzz/regressions): a compaction used to overwrite a stage input's slow
+  copy and the run "succeeded" with wrong outputs; 2048..4095 slow bytes are now refused at
+  init;
+* through the host shim, a tiny ``slow_capacity`` makes every ``run`` fail with "slow arena too
+  small" (the shim keeps the init refusal, as the reference reports it), a sufficient one runs.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 For every ``tests/opmodels`` case (at its ``budget`` and, when set, its ``multistage_budget``),
 for a set of them at budgets that force the tiled paths (1-D stripes, 2-D tiles, by-input
 reduction), and for DS-CNN from 20K (one untiled stage) down to 1K (chains, stripes, 2-D tiles,
-by-input) and with LZ4 weights: random inputs through both runtimes, then the
-strict acceptance ladder of tgrs-executor.md §4.6 (see oracle.py): byte-identical outputs, our
+by-input) and with LZ4 weights: random inputs through both runtimes, then the strict acceptance
+ladder of docs/execution.md#acceptance-ladder (see oracle.py): byte-identical outputs, our
 fast/slow peaks <= the reference's, counters equal, event streams equal. The comparison is kept
 strict on purpose: a difference is a runtime bug to fix (or a reference behaviour to copy), never
 a tolerance to add here.
@@ -47,7 +47,7 @@ EXPECTED_REFUSALS: dict[str, str] = {
 #: DS-CNN variants: id -> (budget, extra ``tigris compile`` args). 20K is one untiled stage;
 #: 10K..2K are line-buffered chains (plus a by-input GAP from 4K down), 1K is stripes, 2-D tiles
 #: and by-input; the LZ4 variants decompress weight blocks into fast memory (64K: one stage,
-#: 28K: chains), tgrs-executor.md §1.7 and §2.
+#: 28K: chains); docs/execution.md#lz4-weight-blocks and docs/execution.md#execution-paths.
 DS_CNN_VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "20K": ("20K", ()),
     "10K": ("10K", ()),
@@ -58,8 +58,9 @@ DS_CNN_VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "64K-lz4": ("64K", ("-c", "lz4")),
     "28K-lz4": ("28K", ("-c", "lz4")),
 }
-#: execution paths the reference takes for each DS-CNN variant (tgrs-executor.md §2.6); checked
-#: on the reference trace so each variant keeps covering what it is here for
+#: execution paths the reference takes for each DS-CNN variant (path names as in
+#: docs/execution.md#path-codes-and-signatures); checked on the reference trace so each variant
+#: keeps covering what it is here for
 DS_CNN_PATHS: dict[str, set[str]] = {
     "20K": {"normal"}, "10K": {"chain", "normal"}, "8K": {"chain", "normal"},
     "4K": {"chain", "by_input", "normal"}, "2K": {"chain", "by_input", "normal"},
@@ -129,7 +130,7 @@ def test_expected_refusals_name_real_cases() -> None:
 
 
 def _reference_paths(plan: Path) -> set[str]:
-    """Execution paths (tgrs-executor.md §2.6) the reference runtime takes for ``plan``."""
+    """Execution paths (docs/execution.md#path-codes-and-signatures) the reference takes for ``plan``."""
     with open_session(plan) as session:
         _, events, _ = session.trace(random_inputs(plan, np.random.default_rng(0)))
     return {e["path"] for e in events if e["kind"] == "stage_begin"}

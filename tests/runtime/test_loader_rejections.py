@@ -2,12 +2,12 @@
 
 Real plans written by tigris-ml 0.12.1 (DS-CNN at 20K, a few ``tests/opmodels`` plans, a
 two-block inverted residual with two attributes) are mutated one field at a time (offsets from
-plantools.PlanView, i.e. the layouts of tgrs-format.md §3-§6). For every mutation our library
-must refuse the plan when ``tigris.runtime.Session`` is created, with a message containing a
-specific substring (which record, which value), and ``tgr_plan_load`` must return the expected
-``tgr_status`` (read through ctypes, plantools.LoaderProbe). Whole plans our runtime does not
-execute (a LogSoftmax, a float32 model) are in the same table; LZ4 plans load, so their
-weight-block records are mutated instead.
+plantools.PlanView, i.e. the layouts of docs/plan-format.md#record-layouts-at-a-glance). For
+every mutation our library must refuse the plan when ``tigris.runtime.Session`` is created, with
+a message containing a specific substring (which record, which value), and ``tgr_plan_load``
+must return the expected ``tgr_status`` (read through ctypes, plantools.LoaderProbe). Whole
+plans our runtime does not execute (a LogSoftmax, a float32 model) are in the same table; LZ4
+plans load, so their weight-block records are mutated instead.
 
 The loader is what lets the executor and kernels index the plan without bounds checks, so a
 mutation that slips through is a memory-safety bug waiting for a kernel: test_sanitizers.py
@@ -326,7 +326,7 @@ MUTATIONS: list[Mutation] = [
     M("weight_range_past_blob", "ds_cnn",
       lambda v: v.set_weight(19, "offset", v.weight_blob_bytes - 32), "weight 19 range", "WEIGHT"),
     M("weight_offset_misaligned", "ds_cnn", lambda v: v.set_weight(0, "offset", 1), "weight 0 range [1,", "WEIGHT",
-      "the reference accepts offset 1 on x86 (tgrs-format.md §6.8)"),
+      "the reference accepts offset 1 on x86 (docs/plan-format.md#weights)"),
     M("conv_filter_size_minus_1", "ds_cnn", lambda v: v.set_weight(0, "size_bytes", 2559),
       "op 0 (Conv): filter has 2559 bytes, expected 2560", "WEIGHT"),
     M("conv_bias_size_minus_4", "ds_cnn", lambda v: v.set_weight(10, "size_bytes", 252),
@@ -432,7 +432,7 @@ MUTATIONS: list[Mutation] = [
     M("lz4_uncompressed_size_plus_16", "lz4",
       lambda v: v.set_block(0, "uncompressed_size", v.info["weight_blocks"][0]["uncompressed_size"] + 16),
       "weight block 0 is not an LZ4 block of", "WEIGHT",
-      "the reference only notices at run time (tgrs-format.md §6.10)"),
+      "the reference only notices at run time (docs/plan-format.md#lz4-weight-blocks)"),
     M("lz4_compressed_size_minus_1", "lz4",
       lambda v: v.set_block(0, "compressed_size", v.info["weight_blocks"][0]["compressed_size"] - 1),
       "weight block 0 is not an LZ4 block of", "WEIGHT"),
@@ -458,7 +458,8 @@ ACCEPTED: list[tuple[str, str, Callable[[PlanView], bytes]]] = [
     ("xip_flag", "ds_cnn", lambda v: v.set_header("flags", 1)),
     ("dilation_0_means_1", "ds_cnn", lambda v: v.set_op(0, "dilation_h", 0)),
     ("line_buffered_flag_on_standalone_stage", "ds_cnn", lambda v: v.set_stage(0, "flags", 1)),
-    # the runtime derives the Add pairs from the three scales (tgrs-format.md §6.11, kind 7)
+    # the runtime derives the Add pairs from the three scales (docs/plan-format.md#op-attributes,
+    # kind 7 BINARY_REQUANT)
     ("binary_requant_attribute_removed", "ir_17K", lambda v: _dir_without(v, SEC_OP_ATTRIBUTES)),
 ]
 

@@ -829,7 +829,9 @@ static tgr_status check_stages(const tgr_plan *p, tgr_error *err)
         }
         for (i = 0; i < count; ++i) {
             uint32_t o = stage_op(p, s, i);
-            if (o != next_op) {
+            /* `o < num_ops` before the op record is read: a list that runs on past the last op
+             * would otherwise read hint bytes beyond the op table. */
+            if (o != next_op || o >= p->num_ops) {
                 return tgr_fail(err, TGR_ERR_STAGE, "stage op lists do not partition the ops in order (stage %u)", s);
             }
             if (op_rec(p, o)[7] != (s & 0xFFu)) {

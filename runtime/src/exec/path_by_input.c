@@ -31,10 +31,10 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
  * from the stage's v10 tile record (both 0 when the plan asks for plain row bands). */
 static void grouping_of(const tgr_plan *p, uint32_t stage, uint32_t *group, uint32_t *interval)
 {
-    const uint8_t *r = stage_tile_rec(p, stage);
+    const uint8_t *r = p->version >= 10u ? stage_tile_rec(p, stage) : NULL;
     *group = 0u;
     *interval = 0u;
-    if (r != NULL && p->version >= 10u) {
+    if (r != NULL) {
         *group = rd_u32(r + 16);
         *interval = rd_u32(r + 20);
     }

@@ -779,7 +779,7 @@ static tgr_status check_tile_plans(const tgr_plan *p, tgr_error *err)
 {
     uint32_t i;
     for (i = 0; i < p->num_tile_plans; ++i) {
-        const uint8_t *r = p->tile_plans + i * (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
+        const uint8_t *r = tile_rec(p, i);
         uint32_t tileable = r[0];
         uint32_t axis = p->version >= 5u ? r[1] : (tileable ? 1u : 0u);
         if (tileable > 1u || (axis != 0u && axis != 1u && axis != 3u) || (tileable != 0u) == (axis == 0u)) {
@@ -909,7 +909,7 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (st == TGR_OK) st = fit_records(&s, SEC_OPS, p.num_ops, OP_SIZE, err);
     if (st == TGR_OK) st = fit_records(&s, SEC_STAGES, p.num_stages, STAGE_SIZE, err);
     if (st == TGR_OK && p.num_tile_plans > 0u) {
-        st = fit_records(&s, SEC_TILE_PLANS, p.num_tile_plans, p.version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9, err);
+        st = fit_records(&s, SEC_TILE_PLANS, p.num_tile_plans, tile_rec_size(&p), err);
     }
     if (st != TGR_OK) {
         return st;

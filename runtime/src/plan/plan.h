@@ -187,11 +187,15 @@ const char *tgr_op_name(uint32_t opcode);
 
 /* ---- stages ------------------------------------------------------------------------------ */
 
+/* Tile-plan records grew from 24 to 32 bytes in schema 10. */
+static inline uint32_t tile_rec_size(const tgr_plan *p) { return p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9; }
+static inline const uint8_t *tile_rec(const tgr_plan *p, uint32_t tile) { return p->tile_plans + tile * tile_rec_size(p); }
+
 /* The tile-plan record a stage names, or NULL without one. */
 static inline const uint8_t *stage_tile_rec(const tgr_plan *p, uint32_t s)
 {
     uint32_t tile = stage_tile_plan(p, s);
-    return tile == NONE16 ? NULL : p->tile_plans + tile * (p->version >= 10u ? TILE_SIZE_V10 : TILE_SIZE_V9);
+    return tile == NONE16 ? NULL : tile_rec(p, tile);
 }
 
 /* Fast bytes a stage may use when `available` are free: its tile plan's limit, else its

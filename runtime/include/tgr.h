@@ -147,8 +147,8 @@ enum {
     TGR_EV_ALLOC, TGR_EV_RESET, TGR_EV_MOVE, TGR_EV_WEIGHTS, TGR_EV_OP, TGR_EV_COPY
 };
 enum { TGR_POOL_FAST = 0, TGR_POOL_SLOW = 1, TGR_POOL_NONE = 0xFF };
-enum { TGR_PATH_NORMAL = 0, TGR_PATH_TILED, TGR_PATH_TILED_2D, TGR_PATH_BY_INPUT,
-       TGR_PATH_TRANSPOSE, TGR_PATH_ROWS, TGR_PATH_RESHAPE, TGR_PATH_CHAIN, TGR_PATH_CONTROL };
+enum { TGR_PATH_NORMAL = 0, TGR_PATH_TILED = 1, TGR_PATH_TILED_2D = 2, TGR_PATH_BY_INPUT = 3,
+       TGR_PATH_TRANSPOSE = 4, TGR_PATH_ROWS = 5, TGR_PATH_RESHAPE = 6, TGR_PATH_CHAIN = 7, TGR_PATH_CONTROL = 8 };
 
 typedef void (*tgr_trace_fn)(void *user, const tgr_trace_event *event);
 
@@ -160,6 +160,7 @@ typedef struct tgr_counters {
     uint64_t copy_bytes;
     uint32_t compactions;
     uint32_t tiles;
+    uint32_t paths;               /* bit 1 << TGR_PATH_*: paths the run took or path selection asked about */
 } tgr_counters;
 
 /* Per-run state. Initialise with tgr_session_init(); fields are read-only for callers. */

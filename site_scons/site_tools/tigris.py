@@ -185,9 +185,12 @@ def _render_main(target, source, env):
     from tigris_scons.plan import read_plan
     from tigris_scons.report import write_json
 
+    from tigris_scons.builtin import parse_needs
+
     params = FirmwareParams(**_params(source[2]))
     plan = read_plan(source[1].get_abspath())
-    context = template_context(params, plan)
+    needs = parse_needs(Path(source[3].get_abspath()).read_text(encoding="utf-8"))
+    context = template_context(params, plan, needs.slow_peak if needs is not None else None)
     if params.fast_arena is not None and params.fast_arena < context["fast_arena_required"]:
         raise TigrisError(
             f"fast arena {params.fast_arena} B is smaller than the plan needs "
@@ -241,18 +244,38 @@ def _finish_check(target, env, verdict, document: dict, title: str) -> None:
 @_action
 def _size_check(target, source, env):
     """Static gate: ELF regions, flash (plan + image) and static SRAM against the budgets."""
-    from tigris_scons.checks import Verdict, check_static
+    from tigris_scons.checks import Verdict, check_stack, check_static
     from tigris_scons.elfsize import SizeMap
 
     size = SizeMap.from_dict(json.loads(Path(source[0].get_abspath()).read_text()))
     plan_bytes = os.path.getsize(source[1].get_abspath())
     params = _params(source[2])
+    stack = json.loads(Path(source[3].get_abspath()).read_text())
     verdict = Verdict(params["model"])
     check_static(verdict, size, plan_bytes, params["budgets"])
-    document = {"schema": 1, "kind": "size-check", "model": params["model"], "elf": size.elf,
+    check_stack(verdict, stack["worst_bytes"], stack["reserved_bytes"], stack["auto"])
+    document = {"schema": 1, "kind": "size-check", "model": params["model"], "elf": size.elf, "stack": stack,
                 "plan": source[1].get_path(), "plan_bytes": plan_bytes, "budgets": params["budgets"]}
     _finish_check(target, env, verdict, document,
                   f"tigris budget: {params['model']}  ({size.elf}, plan {source[1].get_path()}, static)")
+
+
+@_action
+def _stack_analysis(target, source, env):
+    """Probe ELF + the ``.su`` files of its objects -> static worst-case stack and the reservation
+    (``-Wl,--defsym=__stack_size=N`` in a response file for the final link)."""
+    from tigris_scons.report import write_json
+    from tigris_scons.stackuse import analyse_stack, reserve_for
+
+    params = _params(source[-1])
+    su_files = [Path(n.get_abspath()).with_suffix(".su") for n in source[1:-1]]
+    report = analyse_stack(source[0].get_abspath(), [p for p in su_files if p.is_file()],
+                           objdump=env.subst("$TIGRISBUILD_OBJDUMP"))
+    reserved = params["stack"] if params["stack"] is not None else reserve_for(report.worst_bytes)
+    document = report.to_dict() | {"reserved_bytes": reserved, "auto": params["stack"] is None,
+                                   "elf": source[0].get_path()}
+    write_json(target[0].get_abspath(), document)
+    Path(target[1].get_abspath()).write_text(f"-Wl,--defsym=__stack_size={reserved}\n", encoding="utf-8")
 
 
 @_action
@@ -317,7 +340,7 @@ def _qemu_run(target, source, env):
 def _final_check(target, source, env):
     """Run log + size map + host reference + budgets -> verdict, table, JSON, stamp."""
     from tigris_scons.checks import (Verdict, check_log_consistency, check_outputs, check_runtime,
-                                     check_static)
+                                     check_stack, check_static)
     from tigris_scons.elfsize import SizeMap
     from tigris_scons.plan import read_plan
     from tigris_scons.qemu import describe_work, work_figure
@@ -336,8 +359,9 @@ def _final_check(target, source, env):
     check_static(verdict, size, plan.file_size, params["budgets"])
     budget = params["budgets"].get("compile_budget") or plan.budget
     fast_limit = budget + plan.weight_reserve(params["tensor_align"])
-    stack = sum(sec.size for sec in size.sections if sec.name == ".stack") or None
-    check_runtime(verdict, log, params["budgets"], fast_limit, stack)
+    stack = json.loads(Path(source[5].get_abspath()).read_text())
+    check_stack(verdict, stack["worst_bytes"], stack["reserved_bytes"], stack["auto"])
+    check_runtime(verdict, log, params["budgets"], fast_limit, stack["reserved_bytes"], stack["worst_bytes"])
     check_outputs(verdict, log, reference)
     log_sum = log.output_checksum()
     if log_sum is not None and f"0x{log_sum:08x}" != reference["checksum"]:
@@ -419,9 +443,11 @@ def _cross_env(env):
     cross = private_env(env)
     cross.Tool("tigris_cm55", toolpath=[str(_HERE)])
     align = int(env.subst("$TIGRISBUILD_TENSOR_ALIGN"))
-    cross.Append(CCFLAGS=list(firmware_recipe.C_FLAGS),
+    cross.Append(CCFLAGS=list(firmware_recipe.C_FLAGS) + list(firmware_recipe.STACK_FLAGS),
                  CPPDEFINES=[("TGR_TENSOR_ALIGN", align)],
                  CPPPATH=[env.Dir("$TIGRISBUILD_RUNTIME_DIR/include")])
+    if not env.get(PREFIX + "MESSAGES", True):
+        cross.Append(CPPDEFINES=[("TGR_MESSAGES", 0)])
     if not env.get(PREFIX + "VERBOSE"):
         cross["CCCOMSTR"] = "CC (cm55) $TARGET"
         cross["ARCOMSTR"] = "AR (cm55) $TARGET"
@@ -450,27 +476,87 @@ def _guard(env, nodes, message: str | None, name: str) -> None:
     env.Depends(nodes, _guards[path])
 
 
-def _runtime_library(env, cross):
-    """The C runtime as a static library for the target, shared by every model."""
+def _runtime_variant(env) -> str:
+    """Folder name of one compiled form of the runtime: ``runtime-a16``, ``runtime-a16-m0`` (messages=0)."""
     align = env.subst("$TIGRISBUILD_TENSOR_ALIGN")
-    libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/cm55/runtime-a{align}")
+    return f"runtime-a{align}" + ("" if env.get(PREFIX + "MESSAGES", True) else "-m0")
+
+
+def _runtime_library(env, cross):
+    """The C runtime as a static library for the target, shared by every model, and its objects
+    (whose ``.su`` files the stack analysis reads)."""
+    libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/cm55/{_runtime_variant(env)}")
     key = libdir.get_abspath() + "|" + cross.subst("$TIGRISBUILD_CROSS")
     if key in _runtime_libs:
         return _runtime_libs[key]
     runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
     sources = runtime_tree.sources(runtime)
+    objs = []
     if not sources:
         lib = env.Command(libdir.File("libtgr.a"), [], SCons.Action.Action(_missing_tool, None),
                           TIGRISBUILD_MISSING_MESSAGE=f"no C sources in {runtime_tree.source_root(runtime)} "
                           "(the runtime is not there yet)")
     else:
         include = [str(d) for d in runtime_tree.include_dirs(runtime)]
-        objs = [cross.Object(libdir.File(f"{src.parent.name}/{src.stem}.o"), str(src), CPPPATH=include)
+        fast = cross["CCFLAGS"] + list(firmware_recipe.FAST_FLAGS)
+        objs = [cross.Object(libdir.File(f"{src.parent.name}/{src.stem}.o"), str(src), CPPPATH=include,
+                             **({"CCFLAGS": fast} if src.parent.name in firmware_recipe.FAST_LAYERS else {}))
                 for src in sources]
         _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
         lib = cross.StaticLibrary(libdir.File("libtgr.a"), objs)
-    _runtime_libs[key] = lib
-    return lib
+    _runtime_libs[key] = (lib, objs)
+    return lib, objs
+
+
+@_action
+def _plan_needs(target, source, env):
+    """``tgr_plan_needs PLAN FAST SLOW|auto``: what a firmware with these arenas links, and the
+    slow arena the plan's run uses (fast ``auto`` = what the plan needs, as the firmware sizes it)."""
+    from tigris_scons.plan import read_plan
+
+    params = _params(source[2])
+    fast = params["fast"] if params["fast"] is not None else \
+        read_plan(source[1].get_abspath()).fast_arena_required(params["align"])
+    slow = "auto" if params["slow"] is None else str(params["slow"])
+    cmd = [source[0].get_abspath(), source[1].get_abspath(), str(fast), slow]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode not in (0, 1):
+        raise TigrisError(f"{' '.join(cmd)} failed ({proc.returncode}): {_tail(proc.stderr or proc.stdout)}")
+    Path(target[0].get_abspath()).write_text(proc.stdout, encoding="utf-8")
+
+
+def _plan_needs_node(env, target, plan, arenas: dict):
+    """Declare one ``tgr_plan_needs`` run (the host tool, built with the firmware's alignment)."""
+    tool = env.TigrisPlanNeeds(arenas["align"])
+    _guard(env, [tool], None if env.WhereIs(env.subst("$TIGRISBUILD_HOST_CC") or "gcc") else
+           "host gcc not found (the build runs the runtime on the host to see what a plan needs); "
+           "install it with: apt-get install --no-install-recommends gcc libc6-dev", "host-gcc")
+    return env.Command(target, [tool, plan, _value(env, arenas)],
+                       SCons.Action.Action(_plan_needs, _quiet(env, "NEEDS")))[0]
+
+
+def _runtime_units(env, cross, bdir, out, needs, arenas: dict) -> list:
+    """Objects of the generated units that choose what the firmware links (tigris_scons/builtin.py).
+
+    ``runtime=plan`` (the default): the ops and paths this model's plan takes with this
+    firmware's arenas (``needs``, asked of the runtime itself by ``tgr_plan_needs``);
+    ``runtime=full``: all of them; ``runtime=<file.tgrs>``: what that other plan takes with
+    these arenas, for a firmware meant to run it.
+    """
+    from tigris_host import built_in_sources, full_built_in
+
+    runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
+    choice = env.subst("$TIGRISBUILD_RUNTIME_SET") or "plan"
+    if choice == "full":
+        libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/cm55/{_runtime_variant(env)}")
+        units, objdir = full_built_in(env, cross, libdir.Dir("gen"), runtime), libdir
+    else:
+        if choice != "plan":
+            needs = _plan_needs_node(env, out(".runtime-needs.txt"), env.File(choice), arenas | {"slow": None})
+        units, objdir = built_in_sources(env, bdir.Dir("gen"), runtime, needs), bdir
+    include = [str(d) for d in runtime_tree.include_dirs(runtime)]
+    return [cross.Object(objdir.File(f"obj/{Path(str(u)).parent.name}/{Path(str(u)).stem}.o"), u, CPPPATH=include)
+            for u in units]
 
 
 def _model_source_deps(builder: Path) -> list[str]:
@@ -537,11 +623,13 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
         "slow_in_ddr": decl.slow_in_ddr, "seed": decl.seed, "tensor_align": align,
         "plan_window": int(env.subst("$TIGRISBUILD_PLAN_WINDOW")),
     }
+    arenas = {"fast": decl.fast_arena, "slow": decl.slow_arena, "align": align}
+    needs = _plan_needs_node(env, out(".needs.txt"), plan, arenas)
     main_c = env.Command([bdir.File("main.c"), bdir.File("firmware.json")],
-                         [templates.File("main.c.j2"), plan, _value(env, fw_params)],
+                         [templates.File("main.c.j2"), plan, _value(env, fw_params), needs],
                          SCons.Action.Action(_render_main, _quiet(env, "RENDER", "${TARGETS[0]}")))[0]
     cross_base = _cross_env(env)
-    lib = _runtime_library(env, cross_base)
+    lib, lib_objs = _runtime_library(env, cross_base)
     cross = cross_base.Clone()
     cross.Append(CPPPATH=[templates])
     selftest = env.get(PREFIX + "FW_SELFTEST")
@@ -550,14 +638,22 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
         cross.Append(CPPDEFINES=[("FW_SELFTEST", int(selftest))])
         fw_sources.append(templates.File(firmware_recipe.SELFTEST_SOURCE))
     objs = [cross.Object(bdir.File("obj/" + Path(str(s)).stem + ".o"), s) for s in fw_sources]
+    objs += _runtime_units(env, cross_base, bdir, out, needs, arenas)
     _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
     linker_script = templates.File(firmware_recipe.LINKER_SCRIPT)
-    elf_nodes = cross.Program(
-        out(".elf"), objs, LIBS=[lib, *firmware_recipe.LIBS],
-        LINKFLAGS=cross["LINKFLAGS"] + ["-T", linker_script, f"-Wl,--defsym=__plan_window_size={fw_params['plan_window']}",
-                                        *firmware_recipe.LINK_FLAGS])
-    elf = elf_nodes[0]
-    env.Depends(elf, linker_script)
+    link_flags = cross["LINKFLAGS"] + ["-T", linker_script, f"-Wl,--defsym=__plan_window_size={fw_params['plan_window']}",
+                                       *firmware_recipe.LINK_FLAGS, *firmware_recipe.STACK_LINK_FLAGS]
+    libs = [lib, *firmware_recipe.LIBS]
+    # The stack is reserved from a static analysis of the linked code: a first link (the size of
+    # the reservation moves no code) is analysed, the firmware is linked with what it needs.
+    probe = cross.Program(out(".stack-probe.elf"), objs, LIBS=libs, LINKFLAGS=link_flags)[0]
+    stack = env.Command([out(".stack.json"), out(".stack.rsp")],
+                        [probe, *objs, *lib_objs, _value(env, {"stack": decl.stack_size})],
+                        SCons.Action.Action(_stack_analysis, _quiet(env, "STACK", "${TARGETS[0]}")),
+                        TIGRISBUILD_OBJDUMP="${TIGRISBUILD_CROSS}objdump")
+    elf = cross.Program(out(".elf"), objs, LIBS=libs, LINKFLAGS=link_flags + ["@" + stack[1].get_abspath()])[0]
+    env.Depends([probe, elf], linker_script)
+    env.Depends(elf, stack[1])
 
     # 3. size report and static budget gate
     stamp_check = out(".check.ok")
@@ -565,7 +661,7 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
                              SCons.Action.Action(_size_report, _quiet(env, "SIZE", "${TARGETS[0]}")))
     budgets = decl.budgets()
     size_check = env.Command([out(".size.ok"), out(".size-check.json")],
-                             [size_nodes[0], plan, _value(env, {"model": name, "budgets": budgets})],
+                             [size_nodes[0], plan, _value(env, {"model": name, "budgets": budgets}), stack[0]],
                              SCons.Action.Action(_size_check, _quiet(env, "CHECK", "${TARGETS[0]}")),
                              TIGRISBUILD_STALE_STAMPS=[stamp_check])
 
@@ -597,7 +693,7 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     check_params = {"model": name, "budgets": budgets, "tensor_align": align,
                     "icount_shift": icount_shift(qemu_flags)}
     check = env.Command([stamp_check, out(".check.json")],
-                        [run_nodes[0], size_nodes[0], reference, plan, _value(env, check_params)],
+                        [run_nodes[0], size_nodes[0], reference, plan, _value(env, check_params), stack[0]],
                         SCons.Action.Action(_final_check, _quiet(env, "CHECK", "${TARGETS[0]}")))
 
     targets = ModelTargets(name, decl, plan, elf, size_nodes[0], size_check[0], reference, run_nodes[0],
@@ -658,6 +754,10 @@ def add_variables(env, opts) -> None:
                           "inference, x31.25 = instructions) repeats exactly and goes to <model>.run.json; "
                           "a count of work, not latency", False))
     opts.Add("cross", "cross toolchain prefix", "arm-none-eabi-")
+    opts.Add(BoolVariable("messages", "0: the firmware keeps status codes but drops every message text "
+                          "(smallest image); 1 (default): messages say why a plan was refused", True))
+    opts.Add("runtime", "what the firmware's runtime links: plan (the ops and paths the model's plan takes), "
+             "full (everything), or a .tgrs file (what that plan takes)", "plan")
     opts.Add(EnumVariable("tensor_align", "TGR_TENSOR_ALIGN for the runtime (target default 16, host default 32)", "",
                           allowed_values=("", "16", "32")))
     opts.Add(EnumVariable("budget_mode", "error: over-budget fails the build; warn: report only", "error",
@@ -693,6 +793,9 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_HOST_ALIAS="host",
         TIGRISBUILD_VERBOSE=False,
         TIGRISBUILD_FW_SELFTEST=None,
+        TIGRISBUILD_RUNTIME_SET="plan",
+        TIGRISBUILD_MESSAGES=True,
+        TIGRISBUILD_HOST_CC="gcc",
     )
     for key, value in kw.items():
         env[PREFIX + key.upper()] = value

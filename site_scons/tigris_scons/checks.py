@@ -11,6 +11,9 @@ Rules (issue 3, item 4):
 * static on-chip SRAM, and the firmware's reported ``total_sram``, within the part's SRAM;
 * ``fast_peak`` within the fast arena and within the compile budget (plus LZ4 reserve);
 * ``slow_used`` within the slow arena;
+* the static worst-case stack (stackuse.py) within the ``.stack`` reservation, and the firmware's
+  measured ``stack_peak`` within that static figure (a run deeper than the analysis is an error,
+  never a budget matter);
 * output bytes identical to the host reference, and not degenerate (all elements equal).
 """
 
@@ -140,14 +143,24 @@ def check_static(
                "on-chip SRAM (static)")
 
 
+def check_stack(verdict: Verdict, static_bytes: int, reserved: int, auto: bool) -> None:
+    """The static worst-case stack against the ``.stack`` reservation (auto, or declared)."""
+    _limit_row(verdict, Row("stack static", static_bytes, 0, None, reserved,
+                            note=f"worst case of the linked code; stack {fmt_bytes(reserved)} "
+                                 f"({'auto' if auto else 'declared'})"),
+               "main stack (static worst case)")
+
+
 def check_runtime(verdict: Verdict, log: RunLog, budgets: dict[str, Any], fast_limit: int | None,
-                  stack_size: int | None = None) -> None:
+                  stack_size: int | None = None, stack_static: int | None = None) -> None:
     """Arena rows from the firmware's ARENA line.
 
     ``fast_limit`` is the declared fast budget (compile budget + LZ4 weight reserve); the arena
     capacity the firmware reports is checked as well, so a fast arena sized by hand below the
     plan's need fails here with numbers rather than as a runtime error. ``stack_size`` (the
-    ``.stack`` reservation from the ELF) bounds the firmware's ``stack_peak`` when it reports one.
+    ``.stack`` reservation) bounds the firmware's ``stack_peak`` when it reports one, and
+    ``stack_static`` (the static worst case) must too: a deeper run means the analysis missed a
+    path, which is an error whatever the budget mode.
     """
     arena = log.arena
     if not all(k in arena for k in ("fast_peak", "fast_cap", "slow_used", "slow_cap", "total_sram")):
@@ -163,9 +176,13 @@ def check_runtime(verdict: Verdict, log: RunLog, budgets: dict[str, Any], fast_l
                             note="fast peak + on-chip slow use (firmware)", group="runtime"),
                "on-chip SRAM (firmware total_sram)")
     if "stack_peak" in arena and stack_size:
-        _limit_row(verdict, Row("stack peak", arena["stack_peak"], 0, None, stack_size,
-                                note=f"stack {fmt_bytes(stack_size)}", group="runtime"),
+        note = f"stack {fmt_bytes(stack_size)}" + (f", static {fmt_bytes(stack_static)}" if stack_static else "")
+        _limit_row(verdict, Row("stack peak", arena["stack_peak"], 0, stack_static, stack_size, note=note,
+                                group="runtime"),
                    "main stack high-water mark")
+        if stack_static is not None and arena["stack_peak"] > stack_static:
+            verdict.errors.append(f"the firmware measured a stack peak of {fmt_bytes(arena['stack_peak'])}, more than "
+                                  f"the static worst case of {fmt_bytes(stack_static)}: the stack analysis missed a path")
 
 
 _ELEMENT = {1: ("f", 4), 2: ("B", 1), 3: ("b", 1), 5: ("h", 2), 6: ("i", 4), 7: ("q", 8), 9: ("B", 1)}

@@ -17,11 +17,12 @@ Example (``models/ds_cnn/model.toml``)::
 
     [arena]
     fast = "auto"                 # plan budget + LZ4 reserve
-    slow = "4K"
+    slow = "auto"                 # what the plan's run uses (the default); or a size, "4K"
 
     [part]
     sram = "64K"                  # on-chip SRAM the firmware may use in total
     flash = "128K"                # plan + firmware image
+    stack = "auto"                # static worst case + margin (the default); or a size, "2K"
 
     [regions]                     # optional budgets per ELF region (ITCM, DTCM, ISRAM, ...)
     ITCM = "64K"
@@ -50,7 +51,7 @@ _TOP_KEYS = {"name", "description", "builder", "source", "compile", "arena", "pa
 _TABLE_KEYS = {
     "compile": {"budget", "slow", "compress", "xip"},
     "arena": {"fast", "slow", "slow_in_ddr"},
-    "part": {"name", "sram", "flash"},
+    "part": {"name", "sram", "flash", "stack"},
     "run": {"seed", "timeout"},
 }
 
@@ -60,10 +61,12 @@ OVERRIDE_KEYS = {
     "slow_budget": "slow memory for tigris compile -m FAST+SLOW, e.g. 64K",
     "compress": "weight compression for tigris compile: none|lz4",
     "fast_kb": "fast arena in KiB, or 'auto' (plan budget + LZ4 reserve)",
-    "slow_kb": "slow arena in KiB",
+    "slow_kb": "slow arena in KiB, or 'auto' (what the plan's run uses; the default)",
     "slow_ddr": "1 to place the slow arena in DDR instead of on-chip SRAM",
     "sram": "part budget: total on-chip SRAM, e.g. 64K",
     "flash": "part budget: flash for plan + firmware image, e.g. 128K",
+    "stack": "main stack reserved: 'auto' (the static worst case of the linked firmware plus a margin; "
+             "the default) or a size, e.g. 2K",
     "seed": "seed of the deterministic input (default 0x9E3779B9)",
 }
 REGION_OVERRIDE_PREFIX = "region_"  # region_dtcm=96K
@@ -82,8 +85,9 @@ class ModelDecl:
     compress: str = "none"
     xip: bool = False
     fast_arena: int | None = None  # None = auto (plan budget + reserve)
-    slow_arena: int = 4096
+    slow_arena: int | None = None  # None = auto (what the plan's run uses, measured by the runtime)
     slow_in_ddr: bool = False
+    stack_size: int | None = None  # None = auto: the static worst case plus a margin (stackuse.py)
     part_name: str = ""
     sram_budget: int | None = None
     flash_budget: int | None = None
@@ -244,7 +248,7 @@ def load_declaration(path: Path) -> ModelDecl:
     if "fast" in arena and arena["fast"] != "auto":
         decl.fast_arena = parse_size(arena["fast"], what=f"{where}: arena.fast")
     if "slow" in arena:
-        decl.slow_arena = parse_size(arena["slow"], what=f"{where}: arena.slow")
+        decl.slow_arena = None if arena["slow"] == "auto" else parse_size(arena["slow"], what=f"{where}: arena.slow")
     if "slow_in_ddr" in arena:
         decl.slow_in_ddr = _bool(arena["slow_in_ddr"], f"{where}: arena.slow_in_ddr")
     decl.part_name = str(part.get("name", ""))
@@ -252,6 +256,8 @@ def load_declaration(path: Path) -> ModelDecl:
         decl.sram_budget = parse_size(part["sram"], what=f"{where}: part.sram")
     if "flash" in part:
         decl.flash_budget = parse_size(part["flash"], what=f"{where}: part.flash")
+    if "stack" in part:
+        decl.stack_size = None if part["stack"] == "auto" else parse_size(part["stack"], what=f"{where}: part.stack")
     for key, value in regions_raw.items():
         region = _region_name(key, f"{where}: [regions]")
         decl.region_budgets[region] = parse_size(value, what=f"{where}: regions.{key}")
@@ -288,13 +294,15 @@ def apply_overrides(decl: ModelDecl, overrides: dict[str, str]) -> ModelDecl:
         elif key == "fast_kb":
             decl.fast_arena = None if value == "auto" else parse_size(value, what=what, default_unit=1024)
         elif key == "slow_kb":
-            decl.slow_arena = parse_size(value, what=what, default_unit=1024)
+            decl.slow_arena = None if value == "auto" else parse_size(value, what=what, default_unit=1024)
         elif key == "slow_ddr":
             decl.slow_in_ddr = _bool(value, what)
         elif key == "sram":
             decl.sram_budget = parse_size(value, what=what)
         elif key == "flash":
             decl.flash_budget = parse_size(value, what=what)
+        elif key == "stack":
+            decl.stack_size = None if value == "auto" else parse_size(value, what=what)
         elif key == "seed":
             decl.seed = parse_seed(value, what)
         elif key.startswith(REGION_OVERRIDE_PREFIX):

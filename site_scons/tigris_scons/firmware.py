@@ -4,7 +4,9 @@ The template context is derived from the plan and the model declaration only (co
 docs/firmware.md#template-context): arena and buffer sizes are numbers in the generated C, so the
 linker places them and the ELF size map sees them; nothing else about the model is compiled in.
 A fast arena declared as ``auto`` is sized to exactly what the plan needs (compile budget plus
-the LZ4 weight reserve, as the runtime's ``tgr_fast_arena_required`` computes it).
+the LZ4 weight reserve, as the runtime's ``tgr_fast_arena_required`` computes it); a slow arena
+declared ``auto`` to exactly what the plan's run uses, as the runtime itself measures it on the
+host (``tgr_plan_needs``).
 
 The source list and the compiler/linker flags below are the one definition used by the SCons
 tools (``tigris_cm55``, ``tigris``) and by the firmware tests that build without SCons.
@@ -33,7 +35,15 @@ SELFTEST_SOURCE = "selftest.c"
 CPU_FLAGS = ("-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard")
 SECTION_FLAGS = ("-ffunction-sections", "-fdata-sections")
 GC_LINK_FLAGS = ("-Wl,--gc-sections",)
-C_FLAGS = ("-O2", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror")
+#: Target code is built for size: the loader, executor, checks and firmware run once or once per
+#: stage. Kernels are where the MACs are: FAST_LAYERS are built for speed on top (the last -O wins).
+C_FLAGS = ("-Os", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror")
+FAST_LAYERS = ("kernels",)
+FAST_FLAGS = ("-O2",)
+#: Frame sizes per function (``<object>.su``) for the static stack bound (stackuse.py), and the
+#: relocations kept in the ELF so that only real pointers count as address-taken functions.
+STACK_FLAGS = ("-fstack-usage",)
+STACK_LINK_FLAGS = ("-Wl,--emit-relocs",)
 #: On top of the toolchain's (CPU, --gc-sections): our own start-up code, newlib-nano's libc
 #: (memcpy, ...) through the specs, and no syscall stubs (stdio or malloc fail to link).
 LINK_FLAGS = ("-nostartfiles", "--specs=nano.specs")
@@ -41,7 +51,7 @@ LIBS = ("m",)
 
 #: Names ``main.c.j2`` requires (``input_seed`` is optional there; ``template_context`` sets it).
 REQUIRED_CONTEXT = ("model_name", "fast_arena_bytes", "slow_arena_bytes", "slow_in_ddr", "workspace_tensors",
-                    "plan_window_bytes", "io_buffer_bytes")
+                    "plan_window_bytes", "io_buffer_bytes", "num_inputs", "num_outputs")
 _U32 = 2**32 - 1
 
 
@@ -51,17 +61,23 @@ class FirmwareParams:
 
     model_name: str
     fast_arena: int | None  # None = auto
-    slow_arena: int
+    slow_arena: int | None  # None = auto: what the plan's run uses (tgr_plan_needs slow_peak)
     slow_in_ddr: bool
     seed: int
     tensor_align: int
     plan_window: int = DEFAULT_PLAN_WINDOW
 
 
-def template_context(params: FirmwareParams, plan: PlanInfo) -> dict[str, Any]:
-    """The Jinja2 context for ``main.c.j2`` (checked with :func:`check_context`)."""
+def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None) -> dict[str, Any]:
+    """The Jinja2 context for ``main.c.j2`` (checked with :func:`check_context`).
+
+    ``slow_needed`` is the slow arena the plan's run uses with these arenas (``tgr_plan_needs``),
+    taken for a slow arena declared ``auto``; unknown (the runtime refused the plan) it is 0,
+    and the firmware reports the runtime's refusal itself.
+    """
     need = plan.fast_arena_required(params.tensor_align)
     fast = need if params.fast_arena is None else params.fast_arena
+    slow = params.slow_arena if params.slow_arena is not None else (slow_needed or 0)
     if plan.file_size > params.plan_window:
         raise TigrisError(
             f"plan is {plan.file_size} bytes, larger than the {params.plan_window}-byte plan window at 0x60000000"
@@ -70,12 +86,15 @@ def template_context(params: FirmwareParams, plan: PlanInfo) -> dict[str, Any]:
         "model_name": params.model_name,
         "fast_arena_bytes": fast,
         "fast_arena_required": need,
-        "slow_arena_bytes": params.slow_arena,
+        "slow_arena_bytes": slow,
+        "slow_arena_auto": params.slow_arena is None,
         "slow_in_ddr": params.slow_in_ddr,
         "workspace_tensors": plan.num_tensors,
         "plan_window_bytes": params.plan_window,
         "input_seed": params.seed,
         "io_buffer_bytes": plan.io_buffer_bytes,
+        "num_inputs": len(plan.inputs),
+        "num_outputs": len(plan.outputs),
         "tensor_align": params.tensor_align,
     })
 
@@ -93,6 +112,7 @@ def check_context(context: dict[str, Any]) -> dict[str, Any]:
     check_name(context["model_name"], f"{MAIN_TEMPLATE} context: model_name")
     parse_seed(context.get("input_seed", 0x9E3779B9), f"{MAIN_TEMPLATE} context: input_seed")
     for key, high in (("fast_arena_bytes", _U32), ("slow_arena_bytes", _U32), ("io_buffer_bytes", _U32),
+                      ("num_inputs", 255), ("num_outputs", 255),
                       ("workspace_tensors", 0xFFFF), ("plan_window_bytes", 2**31)):
         value = context[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:

@@ -30,6 +30,11 @@ def _shared_policy():
     return sys.modules[name]
 
 
+def in_ci() -> bool:
+    """The shared policy: CI=true runs everything (tests/conftest.py)."""
+    return _shared_policy().in_ci()
+
+
 def require_tool(name: str) -> str:
     """The shared policy: skip without the tool, fail under CI=true (tests/conftest.py)."""
     return _shared_policy().require_tool(name)

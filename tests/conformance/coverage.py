@@ -13,19 +13,19 @@ Where every column comes from (nothing here is typed in by hand):
 
 * names, opcodes, reference backends and dtype signatures: ``tigris.operator_contract``
   (tigris-ml 0.12.1);
-* supported or not, and the tiling mode: the op family tables in ``runtime/src/ops/ops_*.c``
-  (``{opcode, TILING_..., check, run}`` rows, found through the family chain of
-  ``tgr_op_impl_of`` in ``ops/ops_registry.c``). The parser refuses any row it does not understand,
-  and test_coverage_doc.py checks the result against the built library itself
-  (``tgr_op_impl_of`` through ctypes), so a parser that misses a row fails instead of lying;
-* execution paths: the executor's path selection (``tgr_select_path`` in ``exec/path_select.c``)
+* supported or not, and the tiling mode: the ``TGR_OP_IMPL(opcode, TILING_..., check, run)`` and
+  ``TGR_OP_REFUSED(opcode, check)`` definitions in ``runtime/src/ops/ops_*.c``. The parser refuses
+  any definition it does not understand, and test_coverage_doc.py checks the result against the
+  built library itself (``tgr_built_in_op`` through ctypes), so a parser that misses one fails
+  instead of lying;
+* execution paths: the executor's path selection (``select_path`` in ``exec/path_select.c``)
   gives the set of paths; an op can take ``tiled``/``tiled_2d``/``chain`` when its tiling mode
-  is spatial (``tgr_stripe_capable`` refuses TILING_NONE; TILING_RESAMPLE, Resize, and
+  is spatial (``stripes_fit`` refuses TILING_NONE; TILING_RESAMPLE, Resize, and
   TILING_ALONE ops only ``tiled``, TILING_2D_ONLY ops only ``tiled_2d``), ``rows`` when it has
   TILING_ROWS
-  (``tgr_rows_capable``), and ``by_input``/``transpose``/``reshape`` when the opcode is the one
-  those single-op paths test for (``tgr_by_input_shape``, ``tgr_transpose_shape``,
-  ``tgr_reshape_band_shape``). test_tflite_fixtures.py checks every path our runtime reports
+  (``rows_fit``), and ``by_input``/``transpose``/``reshape`` when the opcode is the one
+  those single-op paths test for (``by_input_shape``, ``transpose_shape``,
+  ``reshape_fit``). test_tflite_fixtures.py checks every path our runtime reports
   in its traces against this column;
 * refusal category of an op the runtime does not run: a refusing table entry (``run_nothing``)
   is "arithmetic not reproduced exactly"; otherwise the contract decides: no backend at all
@@ -113,50 +113,35 @@ class TableEntry:
         return self.run in {"NULL", "0", "run_nothing"}
 
 
-_ROW = re.compile(r"^\{\s*(OP_[A-Z0-9_]+|\d+)\s*,\s*(TILING_[A-Z0-9_]+(?:\s*\|\s*TILING_[A-Z0-9_]+)*)\s*,\s*(\w+)\s*,"
-                  r"\s*(\w+)\s*\}$")
+_IMPL = re.compile(r"^[ \t]*TGR_OP_IMPL\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(TILING_[A-Z0-9_]+(?:[ \t]*\|[ \t]*TILING_[A-Z0-9_]+)*)"
+                   r"[ \t]*,[ \t]*(\w+)[ \t]*,[ \t]*(\w+)[ \t]*\)[ \t]*;", re.M)
+_REFUSED = re.compile(r"^[ \t]*TGR_OP_REFUSED\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(\w+)[ \t]*\)[ \t]*;", re.M)
 
 
 @functools.cache
 def family_tables() -> dict[int, TableEntry]:
-    """opcode -> its entry in the op family tables, in ``tgr_op_impl_of`` lookup order."""
-    common = _strip_comments((OPS / "ops_registry.c").read_text())
-    body = re.search(r"tgr_op_impl_of\s*\(\s*uint32_t\s+opcode\s*\)\s*\{(.*?)\n\}", common, re.S)
-    if body is None:
-        raise ValueError("ops_registry.c: tgr_op_impl_of not found")
-    families = re.findall(r"\btgr_ops_(\w+)\s*\(\s*opcode\s*\)", body.group(1))
-    if not families:
-        raise ValueError("ops_registry.c: tgr_op_impl_of chains no family lookups")
+    """opcode -> its ``TGR_OP_IMPL`` (or ``TGR_OP_REFUSED``) definition in ``ops/ops_*.c``."""
     entries: dict[int, TableEntry] = {}
-    for family in families:
-        found = []
-        for path in sorted(OPS.glob("ops_*.c")):
-            text = _strip_comments(path.read_text())
-            lookup = re.search(rf"tgr_ops_{family}\s*\(\s*uint32_t\s+opcode\s*\)\s*\{{(.*?)\n\}}", text, re.S)
-            if lookup:
-                found.append((path, text, lookup.group(1)))
-        if len(found) != 1:
-            raise ValueError(f"tgr_ops_{family} is defined in {len(found)} files")
-        path, text, lookup = found[0]
-        table = re.search(r"tgr_ops_find\s*\(\s*(\w+)\s*,", lookup)
-        if table is None:
-            raise ValueError(f"{path.name}: tgr_ops_{family} does not search a table")
-        rows = re.search(rf"tgr_op_impl\s+{table.group(1)}\s*\[\s*\]\s*=\s*\{{(.*?)\}};", text, re.S)
-        if rows is None:
-            raise ValueError(f"{path.name}: table {table.group(1)} not found")
-        for raw in re.findall(r"\{[^{}]*\}", rows.group(1)):
-            row = _ROW.match(" ".join(raw.split()))
-            if row is None:
-                raise ValueError(f"{path.name}: cannot parse family table row {raw!r}")
-            code = _opcode(row.group(1))
+
+    def add(path: Path, entry: TableEntry) -> None:
+        if entry.opcode in entries:
+            raise ValueError(f"{path.name}: opcode {entry.opcode} is also implemented in {entries[entry.opcode].family}")
+        entries[entry.opcode] = entry
+
+    for path in sorted(OPS.glob("ops_*.c")):
+        text = _strip_comments(path.read_text())
+        for row in _IMPL.finditer(text):
             tiling = 0
             for flag in re.split(r"\s*\|\s*", row.group(2)):
                 tiling |= TILING_BITS[flag]
-            # the first family that knows an opcode wins, as in tgr_op_impl_of
-            entries.setdefault(code, TableEntry(code, path.name, tiling, row.group(3), row.group(4)))
-        leftover = re.sub(r"\{[^{}]*\}", "", rows.group(1)).replace(",", "").strip()
-        if leftover:
-            raise ValueError(f"{path.name}: unparsed text in table {table.group(1)}: {leftover!r}")
+            add(path, TableEntry(_opcode(row.group(1)), path.name, tiling, row.group(3), row.group(4)))
+        for row in _REFUSED.finditer(text):
+            add(path, TableEntry(_opcode(row.group(1)), path.name, 0, row.group(2), "NULL"))
+        uses = len(re.findall(r"\bTGR_OP_(?:IMPL|REFUSED)\(", text))
+        if uses != len(_IMPL.findall(text)) + len(_REFUSED.findall(text)):
+            raise ValueError(f"{path.name}: a TGR_OP_IMPL/TGR_OP_REFUSED this parser cannot read")
+    if not entries:
+        raise ValueError(f"no TGR_OP_IMPL definitions under {OPS}")
     return entries
 
 
@@ -171,9 +156,9 @@ def _function_body(path: Path, name: str) -> str:
 @functools.cache
 def single_op_paths() -> dict[str, frozenset[int]]:
     """The paths reserved to one opcode family, from the shape tests that select them."""
-    tests = {"by_input": ("path_by_input.c", "tgr_by_input_shape"),
-             "transpose": ("path_rows.c", "tgr_transpose_shape"),
-             "reshape": ("path_rows.c", "tgr_reshape_band_shape")}
+    tests = {"by_input": ("path_by_input.c", "by_input_shape"),
+             "transpose": ("path_rows.c", "transpose_shape"),
+             "reshape": ("path_rows.c", "reshape_fit")}
     out = {}
     for path_name, (file, func) in tests.items():
         codes = {_opcode(t) for t in re.findall(r"op_type\s*\([^)]*\)\s*[!=]=\s*(OP_[A-Z0-9_]+|\d+)",
@@ -186,8 +171,8 @@ def single_op_paths() -> dict[str, frozenset[int]]:
 
 @functools.cache
 def executor_paths() -> tuple[str, ...]:
-    """The paths ``tgr_select_path`` can return, in PATH_ORDER."""
-    body = _function_body(EXEC / "path_select.c", "tgr_select_path")
+    """The paths ``tgr_select_path`` can return (its decision is ``select_path``), in PATH_ORDER."""
+    body = _function_body(EXEC / "path_select.c", "select_path")
     names = {m.lower() for m in re.findall(r"\bTGR_PATH_([A-Z0-9_]+)", body)}
     unknown = names - set(PATH_ORDER)
     if unknown or not names:

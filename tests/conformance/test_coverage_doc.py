@@ -2,7 +2,7 @@
 
 * the document equals a fresh ``coverage.generate()`` (fails with the regeneration command);
 * the family tables parsed from ``runtime/src/ops/ops_*.c`` equal the built library's own registry
-  (``tgr_op_impl_of`` through ctypes: opcode, tiling bits, refusing entries without a run
+  (``tgr_built_in_op`` through ctypes: opcode, tiling bits, refusing entries without a run
   function), so a table row the parser misses cannot drop out of the document unnoticed;
 * "refused like the reference" and "float only" hold on the reference: a single-op int8 plan
   patched to such an opcode is refused by the bundled runtime too;
@@ -50,24 +50,22 @@ def test_coverage_doc_is_current(lib: Path) -> None:
                     pytrace=False)
 
 
-class _Impl(ctypes.Structure):  # runtime/src/ops/ops.h tgr_op_impl
-    _fields_ = [("opcode", ctypes.c_uint8), ("tiling", ctypes.c_uint8), ("check", ctypes.c_void_p),
-                ("run", ctypes.c_void_p)]
+_BUILT_IN, _RUNS = 0x100, 0x200  # runtime/src/ops/ops_registry.h TGR_OP_BUILT_IN, TGR_OP_RUNS
 
 
 def test_parsed_tables_match_the_library(lib: Path) -> None:
     so = ctypes.CDLL(str(lib))
-    lookup = so.tgr_op_impl_of
-    lookup.restype = ctypes.POINTER(_Impl)
+    lookup = so.tgr_built_in_op
+    lookup.restype = ctypes.c_uint32
     lookup.argtypes = [ctypes.c_uint32]
     registry = {}
     for code in range(256):
-        impl = lookup(code)
-        if impl:
-            registry[code] = (impl.contents.opcode, impl.contents.tiling, impl.contents.run is None)
+        bits = lookup(code)
+        if bits & _BUILT_IN:
+            registry[code] = (code, bits & 0xFF, not bits & _RUNS)
     parsed = {code: (code, e.tiling, e.refuses) for code, e in coverage.family_tables().items()}
-    assert parsed == registry, ("runtime/src/ops/ops_*.c tables as parsed by coverage.py differ from the library's "
-                                f"tgr_op_impl_of (opcode: (opcode, tiling, refuses)):\n  parsed  {parsed}\n  "
+    assert parsed == registry, ("runtime/src/ops/ops_*.c definitions as parsed by coverage.py differ from the "
+                                f"library's tgr_built_in_op (opcode: (opcode, tiling, refuses)):\n  parsed  {parsed}\n  "
                                 f"library {registry}")
 
 

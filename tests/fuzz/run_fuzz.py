@@ -25,6 +25,7 @@ Exit status: 0 when no artifact was written, 1 otherwise (2 when the build fails
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -40,7 +41,7 @@ BUILD = REPO / "build" / "fuzz"
 if str(REPO / "site_scons") not in sys.path:
     sys.path.insert(0, str(REPO / "site_scons"))
 
-from tigris_scons import runtime_tree  # noqa: E402
+from tigris_scons import builtin, runtime_tree  # noqa: E402
 TARGET = BUILD / "fuzz_plan"
 CORPUS = HERE / "corpus"
 REGRESSIONS = HERE / "regressions"
@@ -49,7 +50,11 @@ FUZZ_FLAGS = ["-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=unde
 
 
 def sources(tree: Path = REPO) -> list[Path]:
-    return runtime_tree.sources(tree / "runtime") + [tree / "runtime" / "host" / "tigris_host.c", HERE / "fuzz_plan.c"]
+    """The full runtime (its generated *_built_in.c units list every op and path), the host shim
+    and the fuzz entry point."""
+    generated = builtin.write(BUILD / "gen" / hashlib.sha1(str(tree).encode()).hexdigest()[:12], builtin.scan(tree / "runtime"))
+    return (runtime_tree.sources(tree / "runtime") + generated +
+            [tree / "runtime" / "host" / "tigris_host.c", HERE / "fuzz_plan.c"])
 
 
 def build_command(cc: str, output: Path, flags: list[str], tree: Path = REPO) -> list[str]:

@@ -175,32 +175,52 @@ def plan_for(directory: Path, name: str, model: onnx.ModelProto,
 
 SDIST = "tigris_ml-0.12.1"
 _SDIST_OPS = "tests/fixtures/tflite/ops"
+_SDIST_MODELS = "tests/fixtures/tflite"
 
 
-def sdist_ops_dir() -> Path | None:
-    """tigris-ml 0.12.1's own per-op TFLite fixtures (in its source distribution only).
+def _sdist_extract(member_dir: str, wanted) -> Path | None:
+    """``member_dir`` of tigris-ml 0.12.1's source distribution, with the members ``wanted``
+    (a predicate on the member name) extracted.
 
-    Looked up in /tmp/sdist (where developers extract it) and build/sdist; if absent, fetched
-    once with the venv's pip (``pip download --no-binary :all: --no-deps tigris-ml==0.12.1``)
-    into build/sdist. None when that fails (no network)."""
+    Looked up in /tmp/sdist (where developers extract it) and build/sdist; if absent, the archive
+    is fetched once with the venv's pip (``pip download --no-binary :all: --no-deps
+    tigris-ml==0.12.1``) into build/sdist. None when that fails (no network)."""
     import subprocess
     import tarfile
 
     for root in (Path("/tmp/sdist"), _REPO / "build" / "sdist"):
-        if (root / SDIST / _SDIST_OPS).is_dir():
-            return root / SDIST / _SDIST_OPS
+        folder = root / SDIST / member_dir
+        if folder.is_dir() and any(wanted(f"{SDIST}/{member_dir}/{p.name}") for p in folder.iterdir()):
+            return folder
     dest = _REPO / "build" / "sdist"
     dest.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-                        "tigris-ml==0.12.1", "-d", str(dest)], capture_output=True, text=True)
     archive = dest / f"{SDIST}.tar.gz"
-    if r.returncode != 0 or not archive.is_file():
+    if not archive.is_file():
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+                        "tigris-ml==0.12.1", "-d", str(dest)], capture_output=True, text=True)
+    if not archive.is_file():
         return None
     with tarfile.open(archive) as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith(f"{SDIST}/{_SDIST_OPS}/")]
+        members = [m for m in tar.getmembers() if m.name.startswith(f"{SDIST}/{member_dir}/") and wanted(m.name)]
         tar.extractall(dest, members=members, filter="data")
-    ops = dest / SDIST / _SDIST_OPS
-    return ops if ops.is_dir() else None
+    folder = dest / SDIST / member_dir
+    return folder if folder.is_dir() else None
+
+
+def sdist_ops_dir() -> Path | None:
+    """tigris-ml 0.12.1's own per-op TFLite fixtures (in its source distribution only)."""
+    return _sdist_extract(_SDIST_OPS, lambda name: name.startswith(f"{SDIST}/{_SDIST_OPS}/"))
+
+
+#: The real models of the sdist (``tests/fixtures/tflite/``): keyword spotting, ResNet-8, VWW.
+SDIST_MODELS = ("kws_ref_model", "pretrainedResnet_quant", "vww_96_int8")
+
+
+def sdist_model(stem: str) -> Path | None:
+    """One real model of the sdist (``SDIST_MODELS``) as a .tflite file, or None without the sdist."""
+    folder = _sdist_extract(_SDIST_MODELS, lambda name: name.endswith(".tflite") and "/ops/" not in name)
+    path = folder / f"{stem}.tflite" if folder is not None else None
+    return path if path is not None and path.is_file() else None
 
 
 def fixture_plan(name: str, directory: Path) -> Path:

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#if TGR_MESSAGES
+
 typedef struct text_sink {
     char *buf;
     uint32_t cap;
@@ -93,6 +95,16 @@ tgr_status tgr_fail(tgr_error *err, tgr_status status, const char *fmt, ...)
     sink.buf[sink.len] = '\0';
     return status;
 }
+#else
+tgr_status tgr_fail_status(tgr_error *err, tgr_status status)
+{
+    if (err != NULL) {
+        err->status = status;
+        err->message[0] = '\0';
+    }
+    return status;
+}
+#endif
 
 const char *tgr_status_name(tgr_status status)
 {

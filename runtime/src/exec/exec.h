@@ -18,15 +18,19 @@
  * cannot run it exactly (`why` then names the reason). */
 #define PATH_SKIP 0xFEu
 #define PATH_REFUSED 0xFFu
-uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why);
+/* Every path selection asked about or returned is added to `*seen` (bit 1 << TGR_PATH_*): what
+ * a firmware must link to make the same decision (runtime/host/plan_needs.c). A question to a
+ * path this build leaves out refuses the unit, since its answer could have changed the path. */
+uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why, uint32_t *seen);
 
 /* Fast bytes the unit starting at `stage` may use, given a fast arena of `fast_size` bytes:
  * what is left after the floor and the stage's decompressed weights, capped by the stage's own
  * limit (docs/execution.md#fast-limit-and-the-needs-tiling-test). */
 uint32_t tgr_unit_limit(const tgr_plan *p, uint32_t stage, uint32_t fast_size, uint32_t floor);
 
-/* Load-time check that every unit can run: called by the loader. */
-tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err);
+/* Load-time check that every unit can run with the smallest fast arena the plan accepts: called
+ * by the loader. Adds the paths its selections consulted to `*seen` (tgr_select_path). */
+tgr_status tgr_check_paths(const tgr_plan *p, uint32_t *seen, tgr_error *err);
 
 /* ---- shared by every path (path_common.c) ------------------------------------------------ */
 
@@ -37,29 +41,49 @@ void tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t
 
 /* ---- the paths ------------------------------------------------------------------------------- */
 
-/* Each path gets `weights[k]`: where the weights of the unit's k-th stage are (executor.c). */
-tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
-                          tgr_error *err);
+/* A path's runner runs the unit starting at `stage` (`path` says which, for the runner of
+ * stripes, 2-D tiles and chains, path_tiles.c) and gets `weights[k]`: where the weights of the
+ * unit's k-th stage are (executor.c). Its fit test tells path selection whether the path can run
+ * the unit of stages first..last (`why` may be set to the reason it cannot).
+ *
+ * The macros give them the external names tgr_path_run_TGR_PATH_ROWS and
+ * tgr_path_fits_TGR_PATH_ROWS, which only the build's generated dispatch (paths_built_in.c,
+ * written by site_scons/tigris_scons/builtin.py) calls: a firmware links the paths its plan takes
+ * or asks about, and every call is direct. The last line of each only re-declares, so each use
+ * ends with a semicolon. */
+#define TGR_PATH_RUNNER(code, run)                                                              \
+    tgr_status tgr_path_run_##code(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path, \
+                                   const uint8_t *const *weights, tgr_error *err);              \
+    tgr_status tgr_path_run_##code(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path, \
+                                   const uint8_t *const *weights, tgr_error *err)               \
+    {                                                                                           \
+        return run(s, stage, limit, path, weights, err);                                        \
+    }                                                                                           \
+    tgr_status tgr_path_run_##code(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path, \
+                                   const uint8_t *const *weights, tgr_error *err)
+/* A path selection asks about (every path but normal, which runs anything). */
+#define TGR_PATH_IMPL(code, run, fits)                                                          \
+    int tgr_path_fits_##code(const tgr_plan *p, uint32_t first, uint32_t last, const char **why); \
+    int tgr_path_fits_##code(const tgr_plan *p, uint32_t first, uint32_t last, const char **why) \
+    {                                                                                           \
+        return fits(p, first, last, why);                                                       \
+    }                                                                                           \
+    TGR_PATH_RUNNER(code, run)
 
-/* Row stripes (TGR_PATH_TILED), 2-D tiles (TGR_PATH_TILED_2D) or a chain (TGR_PATH_CHAIN). */
-tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
-                         const uint8_t *const *weights, tgr_error *err);
+/* The generated dispatch: bit 1 << TGR_PATH_* of every path this build links (all of them for
+ * the host library, the ones the plan takes or asks about with the firmware's arenas for a
+ * firmware), the runners, and the fit tests (only for linked paths other than normal). */
+extern const uint32_t tgr_built_in_paths;
+tgr_status tgr_path_run(uint32_t path, tgr_session *s, uint32_t stage, uint32_t limit,
+                        const uint8_t *const *weights, tgr_error *err);
+int tgr_path_fits(uint32_t path, const tgr_plan *p, uint32_t first, uint32_t last, const char **why);
 
-tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
-                        tgr_error *err);
-tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
-tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err);
+/* TGR_ERR_UNSUPPORTED naming the path when the unit at `stage` takes one this build leaves out:
+ * checked where a path is selected (load, session init), so run_unit never meets a NULL runner. */
+tgr_status tgr_check_built_in_path(uint32_t stage, uint32_t path, tgr_error *err);
+/* "normal", "tiled", ...: the names the host ABI's trace uses, for messages. */
+const char *tgr_path_name(uint32_t path);
 
-tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
-                            tgr_error *err);
-
-/* What each path can run, asked by path selection (path_tiles.c, path_rows.c, path_by_input.c). */
-int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why);
-int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *prefix, uint32_t *rows, uint32_t *cols,
-                        uint32_t *block);
-int tgr_reshape_band_shape(const tgr_plan *p, uint32_t stage);
-int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why);
-int tgr_by_input_shape(const tgr_plan *p, uint32_t stage);
 /* A v10 grouped-reduction record (channel group, spatial interval) that this stage can honour. */
 int tgr_by_input_grouping_valid(const tgr_plan *p, uint32_t stage);
 

@@ -195,20 +195,9 @@ static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t last, uint32
             return st;
         }
     }
-    switch (path) {
-    case TGR_PATH_NORMAL:
-        return tgr_run_normal(s, stage, limit, weights, err);
-    case TGR_PATH_BY_INPUT:
-        return tgr_run_by_input(s, stage, limit, weights, err);
-    case TGR_PATH_ROWS:
-        return tgr_run_rows(s, stage, limit, weights, err);
-    case TGR_PATH_TRANSPOSE:
-        return tgr_run_transpose(s, stage, limit, err);
-    case TGR_PATH_RESHAPE:
-        return tgr_run_reshape(s, stage, limit, err);
-    default:
-        return tgr_run_tiles(s, stage, limit, path, weights, err);
-    }
+    /* The loader and session init selected this path on the same plan and refused one this
+     * build does not link, so the runner is there. */
+    return tgr_path_run(path, s, stage, limit, weights, err);
 }
 
 /* ---- one inference ------------------------------------------------------------------------- */
@@ -261,13 +250,17 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
     for (stage = 0; stage < p->num_stages; ++stage) {
         uint32_t limit = tgr_unit_limit(p, stage, s->fast.size, s->fast.floor);
         const char *why;
-        uint32_t path = tgr_select_path(p, stage, limit, &why);
+        uint32_t path = tgr_select_path(p, stage, limit, &why, &s->counters.paths);
         uint32_t last = path == TGR_PATH_CHAIN ? stage + stage_chain_len(p, stage) - 1u : stage;
         if (path == PATH_SKIP) {
             continue;
         }
         if (path == PATH_REFUSED) {
             return tgr_fail(err, TGR_ERR_EXEC, "stage %u cannot run: %s", stage, why);
+        }
+        st = tgr_check_built_in_path(stage, path, err);
+        if (st != TGR_OK) {
+            return st;
         }
         tgr_emit_stage_begin(s, stage, path);
         st = run_unit(s, stage, last, path, limit, err);

@@ -9,7 +9,7 @@
 #include "memory/pools.h"
 #include "ops/ops_registry.h"
 
-int tgr_by_input_shape(const tgr_plan *p, uint32_t stage)
+static int by_input_shape(const tgr_plan *p, uint32_t stage)
 {
     uint32_t o, in, out;
     if (stage_ops_count(p, stage) != 1u || stage_in_count(p, stage) != 1u) {
@@ -114,10 +114,11 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
     return TGR_OK;
 }
 
-tgr_status tgr_run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
-                            tgr_error *err)
+static tgr_status run_by_input(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                               const uint8_t *const *weights, tgr_error *err)
 {
     uint32_t group, interval;
+    (void)path;
     (void)weights; /* a global average pool has none */
     grouping_of(s->plan, stage, &group, &interval);
     if (group != 0u) {
@@ -133,7 +134,7 @@ int tgr_by_input_grouping_valid(const tgr_plan *p, uint32_t stage)
     if (group == 0u && interval == 0u) {
         return 1;
     }
-    return group != 0u && interval != 0u && tgr_by_input_shape(p, stage) &&
+    return group != 0u && interval != 0u && by_input_shape(p, stage) &&
            group <= (uint32_t)tensor_dim(p, stage_input(p, stage, 0), 3) &&
            interval <= (uint32_t)(tensor_dim(p, stage_input(p, stage, 0), 1) * tensor_dim(p, stage_input(p, stage, 0), 2));
 }
@@ -211,3 +212,12 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     tgr_slot_put(s, y, slow_y);
     return TGR_OK;
 }
+
+static int by_input_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const char **why)
+{
+    (void)last; /* one stage */
+    (void)why;
+    return by_input_shape(p, stage);
+}
+
+TGR_PATH_IMPL(TGR_PATH_BY_INPUT, run_by_input, by_input_fit);

@@ -48,8 +48,8 @@ static tgr_status place_output(tgr_session *s, uint32_t t, uint32_t ceiling, uin
     return place_slow_keeping_inputs(s, t, stage, slow_copy, err);
 }
 
-tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
-                          tgr_error *err)
+static tgr_status run_normal(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                             const uint8_t *const *weights, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     const uint32_t ceiling = s->fast.floor + limit;
@@ -57,6 +57,7 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
     uint8_t *slow_copy[TGR_MAX_STAGE_IO];
     uint32_t i, j, k;
     tgr_status st;
+    (void)path;
 
     for (i = 0; i < stage_in_count(p, stage); ++i) {
         uint32_t t = stage_input(p, stage, i);
@@ -141,3 +142,5 @@ tgr_status tgr_run_normal(tgr_session *s, uint32_t stage, uint32_t limit, const 
     }
     return TGR_OK;
 }
+
+TGR_PATH_RUNNER(TGR_PATH_NORMAL, run_normal); /* runs anything: never asked */

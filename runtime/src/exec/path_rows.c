@@ -137,7 +137,7 @@ static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axi
         list = tgr_attr_find(p, o, ATTR_AXES, &len);
         for (k = 0; k < len; ++k) {
             if (list[k] == axis) {
-                return "a reduction cannot be banded along an axis it reduces";
+                return TGR_TEXT("a reduction cannot be banded along an axis it reduces");
             }
         }
         if (drops_axis(p, o)) {
@@ -368,21 +368,22 @@ static int produced_in(const tgr_plan *p, uint32_t t, uint32_t first, uint32_t e
     return 0;
 }
 
-int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
+static int rows_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const char **why)
 {
     uint32_t first = stage_op(p, stage, 0);
     uint32_t end = first + stage_ops_count(p, stage);
     uint32_t axis, o, k;
     int32_t rows;
+    (void)last; /* one stage */
     stage_band(p, stage, &axis, &rows);
     if (rows <= 1) {
-        *why = "the stage has no axis to band";
+        *why = TGR_TEXT("the stage has no axis to band");
         return 0;
     }
     for (o = first; o < end; ++o) {
         const char *problem;
         if (!tgr_op_rows(op_type(p, o)) || (op_num_outputs(p, o) != 1u && op_type(p, o) != OP_SPLIT)) {
-            *why = "an op of this kind cannot run in row bands";
+            *why = TGR_TEXT("an op of this kind cannot run in row bands");
             return 0;
         }
         problem = band_axis_problem(p, o, axis);
@@ -393,13 +394,13 @@ int tgr_rows_capable(const tgr_plan *p, uint32_t stage, const char **why)
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             uint32_t t = op_input(p, o, k);
             if (whole_operand(p, o, k, axis, rows) ? produced_in(p, t, first, end) : !bandable(p, stage, t, axis, rows)) {
-                *why = "the stage's tensors do not share one row axis";
+                *why = TGR_TEXT("the stage's tensors do not share one row axis");
                 return 0;
             }
         }
         for (k = 0; k < op_num_outputs(p, o); ++k) {
             if (!bandable(p, stage, op_output(p, o, k), axis, rows)) {
-                *why = "the stage's tensors do not share one row axis";
+                *why = TGR_TEXT("the stage's tensors do not share one row axis");
                 return 0;
             }
         }
@@ -502,8 +503,8 @@ static void set_band(const tgr_plan *p, uint32_t stage, int32_t *region, uint32_
     }
 }
 
-tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const uint8_t *const *weights,
-                        tgr_error *err)
+static tgr_status run_rows(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                           const uint8_t *const *weights, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     const uint32_t first = stage_op(p, stage, 0);
@@ -513,6 +514,7 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
     uint32_t axis;
     int32_t rows, band = 0, low = 1, high, r0;
     uint32_t i, tile = 0;
+    (void)path;
     stage_band(p, stage, &axis, &rows);
     /* The largest band that fits: the footprint grows with the band. */
     for (high = rows; low <= high;) {
@@ -608,8 +610,8 @@ tgr_status tgr_run_rows(tgr_session *s, uint32_t stage, uint32_t limit, const ui
 
 /* A single Transpose whose stored permutation is [prefix][A][B][suffix] -> [prefix][B][A][suffix]:
  * its extents as the prefix count, rows (A), cols (B) and the suffix block. */
-int tgr_transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *prefix, uint32_t *rows, uint32_t *cols,
-                        uint32_t *block)
+static int transpose_shape(const tgr_plan *p, uint32_t stage, uint32_t *prefix, uint32_t *rows, uint32_t *cols,
+                           uint32_t *block)
 {
     uint32_t o, in, rank, k, lead = 0, split, b_len = 0, b_end;
     const uint8_t *perm;
@@ -683,7 +685,8 @@ static void swap_axes(const int8_t *in, uint32_t prefix, uint32_t n, uint32_t m,
 /* The tensor is [prefix][rows][cols][block]; a band takes a range of rows (or of cols) across
  * the whole prefix, so one side of each copy is contiguous per prefix element and the other a
  * gather or scatter. */
-tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
+static tgr_status run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                                const uint8_t *const *weights, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     const uint32_t o = stage_op(p, stage, 0);
@@ -695,7 +698,9 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
     tgr_slot slow_y;
     int on_cols;
     tgr_status st;
-    tgr_transpose_shape(p, stage, &prefix, &rows, &cols, &block);
+    (void)path;
+    (void)weights; /* a transpose has none */
+    transpose_shape(p, stage, &prefix, &rows, &cols, &block);
     on_cols = p->version >= 9u ? (int)(tile_record_u16(p, stage, 22u, 2u) & 1u) : cols >= rows;
     extent = on_cols ? cols : rows;
     unit = prefix * (on_cols ? rows : cols) * block;
@@ -762,9 +767,11 @@ tgr_status tgr_run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, tgr
 
 /* ---- reshape ------------------------------------------------------------------------------- */
 
-int tgr_reshape_band_shape(const tgr_plan *p, uint32_t stage)
+static int reshape_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const char **why)
 {
     uint32_t o, in, out;
+    (void)last; /* one stage */
+    (void)why;
     if (stage_ops_count(p, stage) != 1u || stage_tile_plan(p, stage) == NONE16) {
         return 0;
     }
@@ -779,7 +786,8 @@ int tgr_reshape_band_shape(const tgr_plan *p, uint32_t stage)
            tensor_dim(p, in, tgr_band_axis(p, in)) > 1;
 }
 
-tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_error *err)
+static tgr_status run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                              const uint8_t *const *weights, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     const uint32_t o = stage_op(p, stage, 0);
@@ -794,6 +802,8 @@ tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_e
     tgr_slot slow_y;
     uint32_t r0, tile = 0;
     tgr_status st = tgr_place_slow(s, y, stage, err);
+    (void)path;
+    (void)weights;
     if (st != TGR_OK) {
         return st;
     }
@@ -823,3 +833,15 @@ tgr_status tgr_run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, tgr_e
     tgr_slot_put(s, x, slow_x);
     return TGR_OK;
 }
+
+static int transpose_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const char **why)
+{
+    uint32_t prefix, rows, cols, block;
+    (void)last; /* one stage */
+    (void)why;
+    return transpose_shape(p, stage, &prefix, &rows, &cols, &block);
+}
+
+TGR_PATH_IMPL(TGR_PATH_ROWS, run_rows, rows_fit);
+TGR_PATH_IMPL(TGR_PATH_TRANSPOSE, run_transpose, transpose_fit);
+TGR_PATH_IMPL(TGR_PATH_RESHAPE, run_reshape, reshape_fit);

@@ -62,9 +62,43 @@ static uint32_t tile_axis(const tgr_plan *p, uint32_t stage)
     return record == NULL || record[0] == 0u ? 0u : (p->version >= 5u ? record[1] : 1u);
 }
 
-uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why)
+/* What selection learns while it asks the paths: every path it consulted goes into `seen`; a
+ * question to a path this build leaves out sets `unknown`, and the unit is refused (the answer
+ * could have been yes). */
+typedef struct path_query {
+    uint32_t seen;
+    int unknown;
+} path_query;
+
+static int fits(path_query *q, uint32_t path, const tgr_plan *p, uint32_t first, uint32_t last, const char **why)
 {
-    uint32_t axis = tile_axis(p, stage), prefix, rows, cols, block;
+    q->seen |= 1u << path;
+    if (!(tgr_built_in_paths & (1u << path))) {
+        q->unknown = 1;
+        return 0;
+    }
+    return tgr_path_fits(path, p, first, last, why);
+}
+
+tgr_status tgr_check_built_in_path(uint32_t stage, uint32_t path, tgr_error *err)
+{
+    if (path != PATH_SKIP && !(tgr_built_in_paths & (1u << path))) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "stage %u takes the %s path, which is not built into this firmware",
+                        stage, tgr_path_name(path));
+    }
+    return TGR_OK;
+}
+
+const char *tgr_path_name(uint32_t path)
+{
+    static const char *const names[] = {"normal", "tiled", "tiled_2d", "by_input", "transpose",
+                                        "rows", "reshape", "chain", "control"};
+    return path < sizeof names / sizeof names[0] ? names[path] : "?";
+}
+
+static uint32_t select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why, path_query *q)
+{
+    uint32_t axis = tile_axis(p, stage);
     const char *stripe_why = "";
     int stripes;
     *why = "";
@@ -73,46 +107,46 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
             return PATH_SKIP;
         }
         if (count_two_d_only(p, stage, stage + stage_chain_len(p, stage) - 1u) != 0u) {
-            *why = "an op of this kind runs only in 2-D tiles";
+            *why = TGR_TEXT("an op of this kind runs only in 2-D tiles");
             return PATH_REFUSED;
         }
-        return tgr_stripe_capable(p, stage, stage + stage_chain_len(p, stage) - 1u, why) ? TGR_PATH_CHAIN
-                                                                                          : PATH_REFUSED;
+        return fits(q, TGR_PATH_CHAIN, p, stage, stage + stage_chain_len(p, stage) - 1u, why) ? TGR_PATH_CHAIN
+                                                                                               : PATH_REFUSED;
     }
     if (!tgr_stage_needs_tiling(p, stage, limit)) {
         /* Like the reference, a stage with a row-band plan runs in row bands even when its
          * boundary tensors would fit together (measured on 15 conformance plans). */
-        return axis == 1u && count_window_ops(p, stage) == 0u && tgr_rows_capable(p, stage, &stripe_why) &&
-                       !(touches_channels_last(p, stage) && tgr_stripe_capable(p, stage, stage, &stripe_why))
+        return axis == 1u && count_window_ops(p, stage) == 0u && fits(q, TGR_PATH_ROWS, p, stage, stage, &stripe_why) &&
+                       !(touches_channels_last(p, stage) && fits(q, TGR_PATH_TILED, p, stage, stage, &stripe_why))
                    ? TGR_PATH_ROWS
                    : TGR_PATH_NORMAL;
     }
-    if (tgr_by_input_shape(p, stage)) {
+    if (fits(q, TGR_PATH_BY_INPUT, p, stage, stage, why)) {
         return TGR_PATH_BY_INPUT;
     }
-    if (tgr_transpose_shape(p, stage, &prefix, &rows, &cols, &block)) {
+    if (fits(q, TGR_PATH_TRANSPOSE, p, stage, stage, why)) {
         return TGR_PATH_TRANSPOSE;
     }
-    if (tgr_reshape_band_shape(p, stage)) {
+    if (fits(q, TGR_PATH_RESHAPE, p, stage, stage, why)) {
         return TGR_PATH_RESHAPE;
     }
     if (axis == 3u) {
         if (count_spatial_ops(p, stage, TILING_RESAMPLE, TILING_RESAMPLE) != 0u) {
-            *why = "a Resize runs only in row stripes";
+            *why = TGR_TEXT("a Resize runs only in row stripes");
             return PATH_REFUSED;
         }
         if (tgr_op_alone(op_type(p, stage_op(p, stage, 0)))) {
-            *why = "an op of this kind runs only in row stripes or row bands";
+            *why = TGR_TEXT("an op of this kind runs only in row stripes or row bands");
             return PATH_REFUSED;
         }
-        return tgr_stripe_capable(p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;
+        return fits(q, TGR_PATH_TILED_2D, p, stage, stage, why) ? TGR_PATH_TILED_2D : PATH_REFUSED;
     }
     stripes = count_window_ops(p, stage) <= 1u && count_two_d_only(p, stage, stage) == 0u &&
-              tgr_stripe_capable(p, stage, stage, &stripe_why);
+              fits(q, TGR_PATH_TILED, p, stage, stage, &stripe_why);
     /* Row bands belong to tensors in the model's own axis order; a channels-last stage that
      * stripes runs as stripes even when it could also be banded. A refusal names why the stage
      * cannot run in row bands when it has no window op, else why it cannot stripe. */
-    if (count_window_ops(p, stage) == 0u && tgr_rows_capable(p, stage, why)) {
+    if (count_window_ops(p, stage) == 0u && fits(q, TGR_PATH_ROWS, p, stage, stage, why)) {
         if (!(stripes && touches_channels_last(p, stage))) {
             return TGR_PATH_ROWS;
         }
@@ -125,12 +159,24 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
     }
     if (axis != 0u) {
         if (**why == '\0') {
-            *why = "its tile plan needs more than one spatial op per stripe";
+            *why = TGR_TEXT("its tile plan needs more than one spatial op per stripe");
         }
         return PATH_REFUSED;
     }
     /* No usable tiling: like the reference, run it whole under the limit with slow overflow. */
     return TGR_PATH_NORMAL;
+}
+
+uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why, uint32_t *seen)
+{
+    path_query q = {0u, 0};
+    uint32_t path = select_path(p, stage, limit, why, &q);
+    *seen |= q.seen | (path < 32u ? 1u << path : 0u);
+    if (q.unknown) {
+        *why = TGR_TEXT("its path depends on an execution path that is not built into this firmware");
+        return PATH_REFUSED;
+    }
+    return path;
 }
 
 static tgr_status check_chain(const tgr_plan *p, uint32_t s, tgr_error *err)
@@ -155,7 +201,7 @@ static tgr_status check_chain(const tgr_plan *p, uint32_t s, tgr_error *err)
     return TGR_OK;
 }
 
-tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err)
+tgr_status tgr_check_paths(const tgr_plan *p, uint32_t *seen, tgr_error *err)
 {
     uint32_t s;
     for (s = 0; s < p->num_stages; ++s) {
@@ -168,8 +214,13 @@ tgr_status tgr_check_paths(const tgr_plan *p, tgr_error *err)
             return tgr_fail(err, TGR_ERR_STAGE, "stage %u grouped reduction fields are invalid for its ops", s);
         }
         /* Every accepted session has at least the plan budget of fast memory. */
-        if (tgr_select_path(p, s, tgr_unit_limit(p, s, tgr_fast_arena_required(p), 0u), &why) == PATH_REFUSED) {
+        const uint32_t path = tgr_select_path(p, s, tgr_unit_limit(p, s, tgr_fast_arena_required(p), 0u), &why, seen);
+        if (path == PATH_REFUSED) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "stage %u cannot be executed by this runtime: %s", s, why);
+        }
+        st = tgr_check_built_in_path(s, path, err);
+        if (st != TGR_OK) {
+            return st;
         }
     }
     return TGR_OK;

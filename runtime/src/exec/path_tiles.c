@@ -420,8 +420,8 @@ static void choose_tile(tgr_session *s, const tile_unit *u, uint32_t limit, int3
     *rows = h - 1;
 }
 
-tgr_status tgr_run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
-                         const uint8_t *const *weights, tgr_error *err)
+static tgr_status run_tiles(tgr_session *s, uint32_t stage, uint32_t limit, uint32_t path,
+                            const uint8_t *const *weights, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     tile_unit u;
@@ -514,7 +514,7 @@ static int consumed_outside(const tgr_plan *p, uint32_t t, uint32_t first_op, ui
     return 0;
 }
 
-int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why)
+static int stripes_fit(const tgr_plan *p, uint32_t first_stage, uint32_t last_stage, const char **why)
 {
     uint32_t first_op = stage_op(p, first_stage, 0);
     uint32_t end_op = stage_op(p, last_stage, stage_ops_count(p, last_stage) - 1u) + 1u;
@@ -525,50 +525,50 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
         /* As the compiler's Resize bands: one stage, nothing after the Resize that reads a second
          * operand, no stage output before it. */
         if (is_resample_op(type) && (first_stage != last_stage || resampled)) {
-            *why = "a Resize stripes only as the one spatial op of a single stage";
+            *why = TGR_TEXT("a Resize stripes only as the one spatial op of a single stage");
             return 0;
         }
         for (k = first_op; is_resample_op(type) && k < o; ++k) {
             resampled |= consumed_outside(p, op_output(p, k, 0), first_op, end_op);
         }
         if (resampled && (is_resample_op(type) || op_num_inputs(p, o) > 1u)) {
-            *why = "a Resize stripes only with pointwise ops that keep to its band";
+            *why = TGR_TEXT("a Resize stripes only with pointwise ops that keep to its band");
             return 0;
         }
         resampled |= is_resample_op(type);
         if ((tgr_op_tiling(type) & TILING_SPATIAL) == 0u) {
-            *why = "an op of this kind cannot run in a tiled stage";
+            *why = TGR_TEXT("an op of this kind cannot run in a tiled stage");
             return 0;
         }
         if (!tgr_stripe_operands(p, o)) {
-            *why = "an operand broadcasts in a way a stripe cannot offset";
+            *why = TGR_TEXT("an operand broadcasts in a way a stripe cannot offset");
             return 0;
         }
         if (tgr_op_alone(type) && (first_stage != last_stage || stage_ops_count(p, first_stage) != 1u)) {
-            *why = "an op of this kind stripes only alone in its stage";
+            *why = TGR_TEXT("an op of this kind stripes only alone in its stage");
             return 0;
         }
         if (tgr_index_bandable_op(type) && tgr_index_band_problem(p, o, 1u) != NULL) {
-            *why = "an indexing op stripes only along an axis it maps onto itself";
+            *why = TGR_TEXT("an indexing op stripes only along an axis it maps onto itself");
             return 0;
         }
         if (type == OP_CONCAT && op_rec(p, o)[12] != 3u) {
-            *why = "a Concat runs in stripes only along channels";
+            *why = TGR_TEXT("a Concat runs in stripes only along channels");
             return 0;
         }
         if (op_num_outputs(p, o) != 1u || !stripe_tensor(p, o, op_output(p, o, 0))) {
-            *why = "tiled stages need single-output ops on channels-last tensors of batch 1";
+            *why = TGR_TEXT("tiled stages need single-output ops on channels-last tensors of batch 1");
             return 0;
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             if (!stripe_tensor(p, o, op_input(p, o, k))) {
-                *why = "tiled stages need channels-last tensors of batch 1";
+                *why = TGR_TEXT("tiled stages need channels-last tensors of batch 1");
                 return 0;
             }
         }
         /* Inside a chain only the last stage's outputs leave the unit. */
         if (o < stage_op(p, last_stage, 0) && consumed_outside(p, op_output(p, o, 0), first_op, end_op)) {
-            *why = "a chain member's output is needed outside the chain";
+            *why = TGR_TEXT("a chain member's output is needed outside the chain");
             return 0;
         }
     }
@@ -580,22 +580,26 @@ int tgr_stripe_capable(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
                 producer = op_output(p, o, 0) == t ? (int32_t)o : -1;
             }
             if (producer < 0) {
-                *why = "a chain member reads a tensor from outside the chain";
+                *why = TGR_TEXT("a chain member reads a tensor from outside the chain");
                 return 0;
             }
         }
     }
     if (stage_in_count(p, first_stage) == 0u || stage_out_count(p, last_stage) == 0u) {
-        *why = "a tiled unit needs inputs and outputs";
+        *why = TGR_TEXT("a tiled unit needs inputs and outputs");
         return 0;
     }
     out0 = stage_output(p, last_stage, 0);
     for (i = 1; i < stage_out_count(p, last_stage); ++i) {
         uint32_t t = stage_output(p, last_stage, i);
         if (extent(p, t, 0) != extent(p, out0, 0) || extent(p, t, 1) != extent(p, out0, 1)) {
-            *why = "the outputs of a tiled unit differ in height or width";
+            *why = TGR_TEXT("the outputs of a tiled unit differ in height or width");
             return 0;
         }
     }
     return 1;
 }
+
+TGR_PATH_IMPL(TGR_PATH_TILED, run_tiles, stripes_fit);
+TGR_PATH_IMPL(TGR_PATH_TILED_2D, run_tiles, stripes_fit);
+TGR_PATH_IMPL(TGR_PATH_CHAIN, run_tiles, stripes_fit);

@@ -552,7 +552,7 @@ static tgr_status check_op_records(const tgr_plan *p, tgr_error *err)
         }
         c = &tgr_op_contracts[code];
         if (r[5] < c->inputs_min || r[5] > c->inputs_max || r[6] < c->outputs_min || r[6] > c->outputs_max) {
-            return tgr_fail(err, TGR_ERR_OP, "op %u (%s) has %u inputs and %u outputs", o, c->name, r[5], r[6]);
+            return tgr_fail(err, TGR_ERR_OP, "op %u (%s) has %u inputs and %u outputs", o, tgr_op_name(code), r[5], r[6]);
         }
         if ((uint64_t)rd_u16(r + 8) + r[5] > p->index_pool_count ||
             (uint64_t)rd_u16(r + 10) + r[6] > p->index_pool_count) {
@@ -588,12 +588,12 @@ static tgr_status check_op_records(const tgr_plan *p, tgr_error *err)
             (c->weight == OPERAND_NONE && sp.weight_idx != NONE16) ||
             (c->bias == OPERAND_NONE && sp.bias_idx != NONE16)) {
             return tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s) weight/bias operands (%u, %u) break its contract",
-                            o, c->name, sp.weight_idx, sp.bias_idx);
+                            o, tgr_op_name(code), sp.weight_idx, sp.bias_idx);
         }
         for (k = 0; k <= ATTR_KIND_MAX; ++k) {
             if ((c->attrs_required & (1u << k)) && tgr_attr_find(p, o, k, NULL) == NULL) {
                 return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u (%s) lacks required attribute kind %u", o,
-                                c->name, k);
+                                tgr_op_name(code), k);
             }
         }
     }
@@ -690,17 +690,41 @@ static int needed_directly(const tgr_plan *p, uint32_t s, uint32_t t)
     return 0;
 }
 
-/* Needed directly, or through a pure reinterpretation inside stage s that is. */
-static int needed_after(const tgr_plan *p, uint32_t s, uint32_t t)
+/* The tensor a pure reinterpretation (a buffer-sharing Reshape/Flatten) in stage s made `t` from,
+ * or NONE16. A tensor has one producer (check_dataflow), so there is at most one. */
+static uint32_t reinterpreted_from(const tgr_plan *p, uint32_t s, uint32_t t)
 {
     uint32_t i;
+    for (i = 0; i < stage_ops_count(p, s); ++i) {
+        uint32_t o = stage_op(p, s, i);
+        if (op_num_inputs(p, o) == 1u && op_num_outputs(p, o) == 1u && op_output(p, o, 0) == t &&
+            op_input(p, o, 0) != t && tgr_is_pure_reinterpretation(p, o)) {
+            return op_input(p, o, 0);
+        }
+    }
+    return NONE16;
+}
+
+/* Needed directly, or through a chain of pure reinterpretations inside stage s one of whose
+ * results is. Each chain is walked back from its result, one producer at a time and at most the
+ * stage's op count long, instead of recursing forward: the loader's stack depth is the same for
+ * every plan, which is what lets the build bound it statically. */
+static int needed_after(const tgr_plan *p, uint32_t s, uint32_t t)
+{
+    uint32_t i, steps;
     if (needed_directly(p, s, t)) {
         return 1;
     }
     for (i = 0; i < stage_ops_count(p, s); ++i) {
         uint32_t o = stage_op(p, s, i);
-        if (op_num_inputs(p, o) == 1u && op_input(p, o, 0) == t && op_num_outputs(p, o) == 1u &&
-            op_output(p, o, 0) != t && tgr_is_pure_reinterpretation(p, o) && needed_after(p, s, op_output(p, o, 0))) {
+        uint32_t u = op_num_outputs(p, o) == 1u ? op_output(p, o, 0) : NONE16;
+        if (u == NONE16 || !tgr_is_pure_reinterpretation(p, o) || !needed_directly(p, s, u)) {
+            continue;
+        }
+        for (steps = 0; u != NONE16 && u != t && steps <= stage_ops_count(p, s); ++steps) {
+            u = reinterpreted_from(p, s, u);
+        }
+        if (u == t) {
             return 1;
         }
     }
@@ -886,6 +910,7 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     sections s;
     tgr_status st;
     tgr_plan p;
+    uint32_t paths_seen = 0u;
     if (plan == NULL || data == NULL) {
         return tgr_fail(err, TGR_ERR_ARGUMENT, "plan and data must not be NULL");
     }
@@ -943,7 +968,7 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (st == TGR_OK) st = check_tile_plans(&p, err);
     if (st == TGR_OK) st = tgr_check_weight_blocks(&p, err);
     if (st == TGR_OK) st = tgr_check_kernels(&p, err);
-    if (st == TGR_OK) st = tgr_check_paths(&p, err);
+    if (st == TGR_OK) st = tgr_check_paths(&p, &paths_seen, err); /* the set matters to plan_needs only */
     if (st != TGR_OK) {
         return st;
     }

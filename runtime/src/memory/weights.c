@@ -7,7 +7,6 @@
  */
 #include "memory/weights.h"
 
-#include "base/lz4.h"
 #include "memory/pools.h"
 
 #define BLOCK_ENTRY(p, b) ((p)->block_entries + (b) * BLOCK_ENTRY_SIZE)
@@ -22,6 +21,10 @@ tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr
     uint32_t b;
     if (end - start < 4u) {
         return tgr_fail(err, TGR_ERR_SECTION, "weight block section too small for its header");
+    }
+    if (!tgr_built_in_lz4) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "the plan's weights are LZ4-compressed and the LZ4 decoder "
+                        "is not built into this firmware");
     }
     p->num_blocks = rd_u16(p->data + start);
     if (rd_u16(p->data + start + 2) != 1u) {
@@ -53,7 +56,7 @@ tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr
             return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: weight block %u of %u bytes", b,
                             block_unpacked(p, b));
         }
-        if (!tgr_lz4_decode(p->block_blobs + offset, packed, NULL, block_unpacked(p, b))) {
+        if (!tgr_built_in_lz4_decode(p->block_blobs + offset, packed, NULL, block_unpacked(p, b))) {
             return tgr_fail(err, TGR_ERR_WEIGHT, "weight block %u is not an LZ4 block of %u bytes", b,
                             block_unpacked(p, b));
         }
@@ -149,7 +152,7 @@ tgr_status tgr_unpack_stage_weights(tgr_session *s, uint32_t stage, const uint8_
         return tgr_fail(err, TGR_ERR_ARENA, "stage %u: its %u weight bytes do not fit the fast arena", stage,
                         block_unpacked(p, (uint32_t)b));
     }
-    if (!tgr_lz4_decode(p->block_blobs + block_offset(p, (uint32_t)b), block_packed(p, (uint32_t)b),
+    if (!tgr_built_in_lz4_decode(p->block_blobs + block_offset(p, (uint32_t)b), block_packed(p, (uint32_t)b),
                         s->fast.base + offset, block_unpacked(p, (uint32_t)b))) {
         return tgr_fail(err, TGR_ERR_EXEC, "weight block of stage %u failed to decompress", stage);
     }

@@ -4,6 +4,13 @@
 
 #include "plan/plan.h"
 
+/* Whether this build links the LZ4 block decoder (base/lz4.h), and the decoder (a stub that
+ * decodes nothing without it). Defined by a generated unit (weights_built_in.c,
+ * site_scons/tigris_scons/builtin.py), so a firmware whose plan has no compressed blocks leaves
+ * the decoder out and refuses a plan that has them. */
+extern const int tgr_built_in_lz4;
+int tgr_built_in_lz4_decode(const uint8_t *src, uint32_t src_len, uint8_t *dst, uint32_t dst_len);
+
 /* Parse and structurally verify SEC_WEIGHT_BLOCKS [start, end) (load time). */
 tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err);
 

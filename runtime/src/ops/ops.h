@@ -1,7 +1,7 @@
 /*
- * Op implementations, grouped by family in ops_*.c. Each family exposes a lookup from opcode
- * to its implementation; ops_registry.c chains the lookups, so adding an op touches only its
- * family file (and the chain, for a new family). An opcode no family knows is refused at load
+ * Op implementations, grouped by family in ops_*.c, one TGR_OP_IMPL per opcode. Adding an op
+ * touches only its family file: the build generates the registry's dispatch from these
+ * definitions (site_scons/tigris_scons/builtin.py). An opcode without one is refused at load
  * time by name.
  */
 #ifndef TGR_OPS_H
@@ -28,29 +28,28 @@ enum {
     TILING_2D_ONLY = 16
 };
 
-typedef struct tgr_op_impl {
-    uint8_t opcode;
-    uint8_t tiling;
-    /* Load time: everything the executor relies on, so `run` can trust the plan. */
-    tgr_status (*check)(const tgr_plan *p, uint32_t op, tgr_error *err);
-    /* Run time: `region` (4 per tensor: rows [0],[1), cols [2],[3)) is NULL for whole tensors.
-     * NULL for ops whose `check` refuses every plan (listed only to name why). */
-    void (*run)(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
-} tgr_op_impl;
+/* One op implementation: `check` at load time (everything the executor relies on, so `run` can
+ * trust the plan) and `run` at run time (`region`, 4 per tensor: rows [0],[1), cols [2],[3), is
+ * NULL for whole tensors). The macro gives them the external names tgr_check_OP_CONV and
+ * tgr_run_OP_CONV, which only the build's generated dispatch (ops_registry.h) calls: a firmware
+ * calls and links the ops of its plan, every call is direct, and the linker drops the rest. The
+ * build reads each macro's opcode and tiling mode from this source (tigris_scons/builtin.py).
+ * The last line only re-declares, so each use ends with a semicolon. */
+#define TGR_OP_IMPL(code, tiling, check, run)                                                   \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err);                \
+    void tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region); \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err) { return check(p, op, err); } \
+    void tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region) \
+    {                                                                                           \
+        run(p, op, tensor_ptr, region);                                                         \
+    }                                                                                           \
+    void tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
 
-const tgr_op_impl *tgr_ops_conv(uint32_t opcode);
-const tgr_op_impl *tgr_ops_pool(uint32_t opcode);
-const tgr_op_impl *tgr_ops_elementwise(uint32_t opcode);
-const tgr_op_impl *tgr_ops_activation(uint32_t opcode);
-const tgr_op_impl *tgr_ops_shape(uint32_t opcode);
-const tgr_op_impl *tgr_ops_movement(uint32_t opcode);
-const tgr_op_impl *tgr_ops_index(uint32_t opcode);
-const tgr_op_impl *tgr_ops_logic(uint32_t opcode);
-const tgr_op_impl *tgr_ops_reduce(uint32_t opcode);
-const tgr_op_impl *tgr_ops_matmul(uint32_t opcode);
-
-/* Family files find their entry in a small static table (ops_common.c). */
-const tgr_op_impl *tgr_ops_find(const tgr_op_impl *table, uint32_t count, uint32_t opcode);
+/* An opcode whose check refuses every plan: listed so the refusal names why; it never runs. */
+#define TGR_OP_REFUSED(code, check)                                                             \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err);                \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err) { return check(p, op, err); } \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err)
 
 /* ---- helpers shared by the families (ops_common.c) --------------------------------------- */
 
@@ -68,7 +67,8 @@ tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_
  * _mark_untileable_broadcasts marks the rest), and Where, whose operands must all be the
  * output's shape. */
 int tgr_stripe_operands(const tgr_plan *p, uint32_t o);
-/* Add, Sub, Mul, Max, Min, SquaredDifference, PRelu: two operands that broadcast. */
+/* Add, Sub, Mul, Max, Min, SquaredDifference, PRelu, the comparisons, And, Or: two operands
+ * that broadcast. */
 int tgr_binary_elementwise(uint32_t opcode);
 
 /* Input rows [*first, *end) Resize op o reads for its output rows [r0, r1). */

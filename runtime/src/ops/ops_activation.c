@@ -238,24 +238,17 @@ static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *er
 }
 
 
-static const tgr_op_impl activation_family[] = {
-    {OP_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_softmax, run_softmax},
-    {OP_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_RELU6, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_SIGMOID, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_TANH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_LEAKY_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_HARD_SWISH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op},
-    {OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_CAST, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op},
-    {OP_LOG_SOFTMAX, TILING_NONE, check_log_softmax, NULL}, /* its check refuses every plan: never run */
-};
-
-const tgr_op_impl *tgr_ops_activation(uint32_t opcode)
-{
-    return tgr_ops_find(activation_family, sizeof activation_family / sizeof activation_family[0], opcode);
-}
+TGR_OP_IMPL(OP_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_softmax, run_softmax);
+TGR_OP_IMPL(OP_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_RELU6, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_SIGMOID, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_TANH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_LEAKY_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_HARD_SWISH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_CAST, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_REFUSED(OP_LOG_SOFTMAX, check_log_softmax);

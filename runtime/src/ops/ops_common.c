@@ -4,17 +4,6 @@
  */
 #include "ops/ops.h"
 
-const tgr_op_impl *tgr_ops_find(const tgr_op_impl *table, uint32_t count, uint32_t opcode)
-{
-    uint32_t i;
-    for (i = 0; i < count; ++i) {
-        if (table[i].opcode == opcode) {
-            return &table[i];
-        }
-    }
-    return NULL;
-}
-
 int tgr_valid_pair(int32_t multiplier, int32_t shift)
 {
     return (multiplier == 0 || multiplier >= 0x40000000) && shift >= -31 && shift <= 31;

@@ -667,29 +667,22 @@ static tgr_status check_div(const tgr_plan *p, uint32_t o, tgr_error *err)
 }
 
 
-static const tgr_op_impl elementwise_family[] = {
-    {OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum},
-    {OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary},
-    {OP_DIV, TILING_NONE, check_div, NULL}, /* its check refuses every plan: never run */
-};
-
-const tgr_op_impl *tgr_ops_elementwise(uint32_t opcode)
-{
-    return tgr_ops_find(elementwise_family, sizeof elementwise_family / sizeof elementwise_family[0], opcode);
-}
+TGR_OP_IMPL(OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum);
+TGR_OP_IMPL(OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_REFUSED(OP_DIV, check_div);
 
 /* Whether x is 1 on leading axes and whole on the rest, so its bytes repeat with the period of
  * the output's trailing axes. */
@@ -708,8 +701,15 @@ static int periodic(const binary_op *b, const operand *x)
 
 int tgr_binary_elementwise(uint32_t opcode)
 {
-    const tgr_op_impl *impl = tgr_ops_elementwise(opcode);
-    return impl != NULL && impl->run == run_binary;
+    /* By opcode, not by comparing run functions: a firmware without these ops must not link
+     * run_binary just to ask. */
+    switch (opcode) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAXIMUM: case OP_MINIMUM: case OP_SQUARED_DIFF: case OP_PRELU:
+    case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL: case OP_AND: case OP_OR:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 int tgr_stripe_operands(const tgr_plan *p, uint32_t o)

@@ -73,7 +73,7 @@ static const char *axis_maps(const tgr_plan *p, uint32_t o, tgr_axis_map *maps, 
     uint32_t n, k;
     const uint8_t *m = movement(p, o, &n);
     if (m == NULL) {
-        return "its movement attribute is missing";
+        return TGR_TEXT("its movement attribute is missing");
     }
     for (k = 0; k < rank; ++k) {
         int32_t extent = tensor_dim(p, in, k);
@@ -86,12 +86,12 @@ static const char *axis_maps(const tgr_plan *p, uint32_t o, tgr_axis_map *maps, 
         case OP_STRIDED_SLICE: {
             int64_t count;
             if (n != 3u * rank && n != 3u * rank + 1u) {
-                return "its slice does not have a (start, stop, step) per axis";
+                return TGR_TEXT("its slice does not have a (start, stop, step) per axis");
             }
             count = slice_count(movement_int(m, 3u * k), movement_int(m, 3u * k + 1u), movement_int(m, 3u * k + 2u),
                                 extent);
             if (count < 0) {
-                return "a slice range leaves the input";
+                return TGR_TEXT("a slice range leaves the input");
             }
             maps[k].start = movement_int(m, 3u * k);
             maps[k].step = movement_int(m, 3u * k + 2u);
@@ -100,7 +100,7 @@ static const char *axis_maps(const tgr_plan *p, uint32_t o, tgr_axis_map *maps, 
         }
         case OP_REVERSE:
             if (n != 1u || (uint32_t)movement_int(m, 0) >> rank != 0u) {
-                return "its axis mask names axes beyond the tensor rank";
+                return TGR_TEXT("its axis mask names axes beyond the tensor rank");
             }
             if ((uint32_t)movement_int(m, 0) & (1u << k)) {
                 maps[k].start = extent - 1;
@@ -110,13 +110,13 @@ static const char *axis_maps(const tgr_plan *p, uint32_t o, tgr_axis_map *maps, 
         default: { /* OP_MIRROR_PAD */
             int32_t begin, end, limit;
             if (n != 1u + 2u * rank || (uint32_t)movement_int(m, 0) > 1u) {
-                return "its mode and pads do not match the tensor rank";
+                return TGR_TEXT("its mode and pads do not match the tensor rank");
             }
             begin = movement_int(m, 1u + 2u * k);
             end = movement_int(m, 2u + 2u * k);
             limit = movement_int(m, 0) ? extent : extent - 1; /* one mirror image at most */
             if (begin < 0 || end < 0 || begin > limit || end > limit) {
-                return "pads are longer than the mirror image of the input";
+                return TGR_TEXT("pads are longer than the mirror image of the input");
             }
             maps[k].start = -begin;
             maps[k].mirror = movement_int(m, 0) ? TGR_MIRROR_SYMMETRIC : TGR_MIRROR_REFLECT;
@@ -412,7 +412,7 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
      * changes the rank is banded along the last axis of each (path_rows.c). */
     if (m == NULL || axis >= tensor_ndim(p, in) ||
         (tensor_ndim(p, op_output(p, o, 0)) != tensor_ndim(p, in) && !(gathers && axis + 1u == tensor_ndim(p, in)))) {
-        return "an op that changes the rank cannot run in row bands";
+        return TGR_TEXT("an op that changes the rank cannot run in row bands");
     }
     switch (op_type(p, o)) {
     case OP_STRIDED_SLICE:
@@ -440,20 +440,13 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
                    ? NULL
                    : "a DynamicUpdateSlice cannot be banded along an axis its update does not cover";
     default:
-        return "an op of this kind cannot run in row bands";
+        return TGR_TEXT("an op of this kind cannot run in row bands");
     }
 }
 
-static const tgr_op_impl index_family[] = {
-    {OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather},
-    {OP_GATHER_ND, TILING_ROWS, check_gather_nd, run_gather_nd},
-    {OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
-    {OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
-    {OP_REVERSE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map},
-    {OP_UPDATE_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_update_slice, run_update_slice},
-};
-
-const tgr_op_impl *tgr_ops_index(uint32_t opcode)
-{
-    return tgr_ops_find(index_family, sizeof index_family / sizeof index_family[0], opcode);
-}
+TGR_OP_IMPL(OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather);
+TGR_OP_IMPL(OP_GATHER_ND, TILING_ROWS, check_gather_nd, run_gather_nd);
+TGR_OP_IMPL(OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
+TGR_OP_IMPL(OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
+TGR_OP_IMPL(OP_REVERSE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
+TGR_OP_IMPL(OP_UPDATE_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_update_slice, run_update_slice);

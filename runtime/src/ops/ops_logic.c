@@ -90,12 +90,5 @@ static void run_reduce_all(const tgr_plan *p, uint32_t o, uint8_t *const *tensor
     tgr_reduce_all_bool(outer, length, inner, tensor_ptr[in], tensor_ptr[op_output(p, o, 0)]);
 }
 
-static const tgr_op_impl logic_family[] = {
-    {OP_WHERE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_where, run_where},
-    {OP_REDUCE_ALL, TILING_ROWS, check_reduce_all, run_reduce_all},
-};
-
-const tgr_op_impl *tgr_ops_logic(uint32_t opcode)
-{
-    return tgr_ops_find(logic_family, sizeof logic_family / sizeof logic_family[0], opcode);
-}
+TGR_OP_IMPL(OP_WHERE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_where, run_where);
+TGR_OP_IMPL(OP_REDUCE_ALL, TILING_ROWS, check_reduce_all, run_reduce_all);

@@ -79,11 +79,4 @@ static void run_matmul(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
                   &mp, (int8_t *)tensor_ptr[y]);
 }
 
-static const tgr_op_impl matmul_family[] = {
-    {25, TILING_ROWS, check_matmul, run_matmul},
-};
-
-const tgr_op_impl *tgr_ops_matmul(uint32_t opcode)
-{
-    return tgr_ops_find(matmul_family, sizeof matmul_family / sizeof matmul_family[0], opcode);
-}
+TGR_OP_IMPL(OP_MATMUL, TILING_ROWS, check_matmul, run_matmul);

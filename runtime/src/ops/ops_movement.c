@@ -411,16 +411,9 @@ static void run_resize_bilinear(const tgr_plan *p, uint32_t o, uint8_t *const *t
                            (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
 }
 
-static const tgr_op_impl movement_family[] = {
-    {13, TILING_POINTWISE | TILING_ROWS, check_concat, run_concat},
-    {14, TILING_ROWS, check_pad, run_pad},
-    {29, TILING_ROWS, check_transpose, run_transpose},
-    {30, TILING_RESAMPLE, check_resize_nearest, run_resize_nearest},
-    {35, TILING_ROWS, check_split, run_split},
-    {36, TILING_RESAMPLE, check_resize_bilinear, run_resize_bilinear},
-};
-
-const tgr_op_impl *tgr_ops_movement(uint32_t opcode)
-{
-    return tgr_ops_find(movement_family, sizeof movement_family / sizeof movement_family[0], opcode);
-}
+TGR_OP_IMPL(OP_CONCAT, TILING_POINTWISE | TILING_ROWS, check_concat, run_concat);
+TGR_OP_IMPL(OP_PAD, TILING_ROWS, check_pad, run_pad);
+TGR_OP_IMPL(OP_TRANSPOSE, TILING_ROWS, check_transpose, run_transpose);
+TGR_OP_IMPL(OP_RESIZE, TILING_RESAMPLE, check_resize_nearest, run_resize_nearest);
+TGR_OP_IMPL(OP_SPLIT, TILING_ROWS, check_split, run_split);
+TGR_OP_IMPL(OP_RESIZE_LINEAR, TILING_RESAMPLE, check_resize_bilinear, run_resize_bilinear);

@@ -29,18 +29,44 @@ static tgr_status check_pool(const tgr_plan *p, uint32_t o, tgr_error *err)
     return tgr_check_rescale(p, o, op_input(p, o, 0), op_output(p, o, 0), err);
 }
 
-static void run_pool(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+/* The operands both pooling kernels take, decoded once per run. */
+typedef struct pool_call {
+    tgr_window w;
+    tgr_qparams qin, qout;
+    int32_t act_min, act_max;
+    const int8_t *input;
+    int8_t *output;
+} pool_call;
+
+static void pool_call_of(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                         pool_call *c)
 {
     op_spatial sp;
-    tgr_window w;
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
-    tgr_qparams qin = tgr_qparams_of(p, in);
-    tgr_qparams qout = tgr_qparams_of(p, out);
+    c->qin = tgr_qparams_of(p, in);
+    c->qout = tgr_qparams_of(p, out);
     op_decode(p, o, &sp);
-    tgr_window_of(p, o, &sp, region, &w);
-    (op_type(p, o) == OP_MAX_POOL ? tgr_max_pool_s8 : tgr_avg_pool_s8)(
-        &w, (const int8_t *)tensor_ptr[in], &qin, &qout, sp.act_min, sp.act_max, (int8_t *)tensor_ptr[out]);
+    tgr_window_of(p, o, &sp, region, &c->w);
+    c->act_min = sp.act_min;
+    c->act_max = sp.act_max;
+    c->input = (const int8_t *)tensor_ptr[in];
+    c->output = (int8_t *)tensor_ptr[out];
+}
+
+/* One run function per op with a direct kernel call: a firmware links only its own pool. */
+static void run_max_pool(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    pool_call c;
+    pool_call_of(p, o, tensor_ptr, region, &c);
+    tgr_max_pool_s8(&c.w, c.input, &c.qin, &c.qout, c.act_min, c.act_max, c.output);
+}
+
+static void run_avg_pool(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    pool_call c;
+    pool_call_of(p, o, tensor_ptr, region, &c);
+    tgr_avg_pool_s8(&c.w, c.input, &c.qin, &c.qout, c.act_min, c.act_max, c.output);
 }
 
 static tgr_status check_global_avg(const tgr_plan *p, uint32_t o, tgr_error *err)
@@ -84,13 +110,6 @@ static void run_global_avg(const tgr_plan *p, uint32_t o, uint8_t *const *tensor
                            (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
-static const tgr_op_impl pool_family[] = {
-    {OP_MAX_POOL, TILING_WINDOW, check_pool, run_pool},
-    {OP_AVG_POOL, TILING_WINDOW, check_pool, run_pool},
-    {OP_GLOBAL_AVG, TILING_NONE, check_global_avg, run_global_avg},
-};
-
-const tgr_op_impl *tgr_ops_pool(uint32_t opcode)
-{
-    return tgr_ops_find(pool_family, sizeof pool_family / sizeof pool_family[0], opcode);
-}
+TGR_OP_IMPL(OP_MAX_POOL, TILING_WINDOW, check_pool, run_max_pool);
+TGR_OP_IMPL(OP_AVG_POOL, TILING_WINDOW, check_pool, run_avg_pool);
+TGR_OP_IMPL(OP_GLOBAL_AVG, TILING_NONE, check_global_avg, run_global_avg);

@@ -258,18 +258,11 @@ static void run_arg(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, c
                        (const int8_t *)tensor_ptr[in], tensor_ptr[op_output(p, o, 0)]);
 }
 
-static const tgr_op_impl reduce_family[] = {
-    {26, TILING_ROWS, check_reduce, run_reduce},
-    {31, TILING_NONE, check_global_max, run_global_max},
-    {60, TILING_ROWS, check_reduce, run_reduce},
-    {61, TILING_ROWS, check_reduce, run_reduce},
-    {62, TILING_ROWS, check_reduce, run_reduce},
-    {63, TILING_ROWS, check_cumsum, run_cumsum},
-    {64, TILING_ROWS, check_arg, run_arg},
-    {65, TILING_ROWS, check_arg, run_arg},
-};
-
-const tgr_op_impl *tgr_ops_reduce(uint32_t opcode)
-{
-    return tgr_ops_find(reduce_family, sizeof reduce_family / sizeof reduce_family[0], opcode);
-}
+TGR_OP_IMPL(OP_REDUCE_MEAN, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_IMPL(OP_GLOBAL_MAX, TILING_NONE, check_global_max, run_global_max);
+TGR_OP_IMPL(OP_REDUCE_MAX, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_IMPL(OP_REDUCE_MIN, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_IMPL(OP_REDUCE_SUM, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_IMPL(OP_CUMSUM, TILING_ROWS, check_cumsum, run_cumsum);
+TGR_OP_IMPL(OP_ARG_MAX, TILING_ROWS, check_arg, run_arg);
+TGR_OP_IMPL(OP_ARG_MIN, TILING_ROWS, check_arg, run_arg);

@@ -1,23 +1,13 @@
 /*
- * The op registry: which family implements an opcode, the load-time check of every op, the
- * run-time dispatch, and the tiling modes the execution paths ask about. It is the only unit
- * that knows every family, so a family never depends on another through it.
+ * The op registry: the load-time check of every op, the run-time dispatch, and the tiling modes
+ * the execution paths ask about, all through the build's generated dispatch (ops_registry.h), so
+ * a family never depends on another through it.
  */
 #include "ops/ops_registry.h"
 
-const tgr_op_impl *tgr_op_impl_of(uint32_t opcode)
+int tgr_op_in_full_runtime(uint32_t opcode)
 {
-    const tgr_op_impl *impl = tgr_ops_conv(opcode);
-    if (impl == NULL) impl = tgr_ops_pool(opcode);
-    if (impl == NULL) impl = tgr_ops_elementwise(opcode);
-    if (impl == NULL) impl = tgr_ops_activation(opcode);
-    if (impl == NULL) impl = tgr_ops_shape(opcode);
-    if (impl == NULL) impl = tgr_ops_movement(opcode);
-    if (impl == NULL) impl = tgr_ops_index(opcode);
-    if (impl == NULL) impl = tgr_ops_logic(opcode);
-    if (impl == NULL) impl = tgr_ops_reduce(opcode);
-    if (impl == NULL) impl = tgr_ops_matmul(opcode);
-    return impl;
+    return opcode < 8u * sizeof tgr_full_runtime_ops && (tgr_full_runtime_ops[opcode / 8u] >> (opcode % 8u)) & 1u;
 }
 
 /* The dtypes each op reads and writes. Everything is int8 but: ArgMax/ArgMin write int32 (the
@@ -61,18 +51,19 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
 {
     uint32_t o;
     for (o = 0; o < p->num_ops; ++o) {
-        const tgr_op_impl *impl = tgr_op_impl_of(op_type(p, o));
         tgr_status st;
-        if (impl == NULL) {
-            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) is not supported by this runtime", o,
-                            tgr_op_name(op_type(p, o)));
+        if (!(tgr_built_in_op(op_type(p, o)) & TGR_OP_BUILT_IN)) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED,
+                            tgr_op_in_full_runtime(op_type(p, o)) ? "op %u (%s) is not built into this firmware"
+                                                                  : "op %u (%s) is not supported by this runtime",
+                            o, tgr_op_name(op_type(p, o)));
         }
         if (!dtypes_as_expected(p, o)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                             "op %u (%s): operand dtypes this runtime does not execute (int32 only as ArgMax/ArgMin "
                             "outputs, bool only around comparisons and logic)", o, tgr_op_name(op_type(p, o)));
         }
-        st = impl->check(p, o, err);
+        st = tgr_built_in_check(p, o, err);
         if (st != TGR_OK) {
             return st;
         }
@@ -83,39 +74,34 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
 void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
                   const uint8_t *weights)
 {
-    /* The loader refused every op without an implementation. */
-    const tgr_op_impl *impl = tgr_op_impl_of(op_type(p, o));
+    /* The loader refused every op this build does not run. */
     if (weights != p->weight_blob) {
         /* Decompressed weights: the op sees a view of the plan whose blob is its stage's block,
          * which is exactly what the block-relative weight offsets address. */
         tgr_plan view = *p;
         view.weight_blob = weights;
-        impl->run(&view, o, tensor_ptr, region);
+        tgr_built_in_run(&view, o, tensor_ptr, region);
         return;
     }
-    impl->run(p, o, tensor_ptr, region);
+    tgr_built_in_run(p, o, tensor_ptr, region);
 }
 
 uint32_t tgr_op_tiling(uint32_t opcode)
 {
-    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
-    return impl != NULL ? impl->tiling & TILING_SPATIAL : TILING_NONE;
+    return tgr_built_in_op(opcode) & TILING_SPATIAL;
 }
 
 int tgr_op_rows(uint32_t opcode)
 {
-    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
-    return impl != NULL && (impl->tiling & TILING_ROWS) != 0u;
+    return (tgr_built_in_op(opcode) & TILING_ROWS) != 0u;
 }
 
 int tgr_op_alone(uint32_t opcode)
 {
-    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
-    return impl != NULL && (impl->tiling & TILING_ALONE) != 0u;
+    return (tgr_built_in_op(opcode) & TILING_ALONE) != 0u;
 }
 
 int tgr_op_two_d_only(uint32_t opcode)
 {
-    const tgr_op_impl *impl = tgr_op_impl_of(opcode);
-    return impl != NULL && (impl->tiling & TILING_2D_ONLY) != 0u;
+    return (tgr_built_in_op(opcode) & TILING_2D_ONLY) != 0u;
 }

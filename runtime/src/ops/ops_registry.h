@@ -7,8 +7,22 @@
 
 #include "ops/ops.h"
 
-/* The implementation of an opcode, or NULL. */
-const tgr_op_impl *tgr_op_impl_of(uint32_t opcode);
+/* The generated dispatch (ops_built_in.c, written by site_scons/tigris_scons/builtin.py from the
+ * TGR_OP_IMPL definitions): every op for the host library and `scons host`, only the plan's own
+ * for a firmware, so the linker keeps nothing else. */
+#define TGR_OP_BUILT_IN 0x100u /* tgr_built_in_op: the opcode is in this build */
+#define TGR_OP_RUNS 0x200u     /* ... and runs (not a TGR_OP_REFUSED entry) */
+/* TGR_OP_BUILT_IN | TGR_OP_RUNS | its TILING_* bits, or 0 when this build has no such op. */
+uint32_t tgr_built_in_op(uint32_t opcode);
+/* The op's check and run; only for ops tgr_built_in_op says this build has (and runs). */
+tgr_status tgr_built_in_check(const tgr_plan *p, uint32_t op, tgr_error *err);
+void tgr_built_in_run(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
+/* Bit n of byte n / 8: every opcode the full runtime implements, so a refusal can tell "not built
+ * into this firmware" from "not supported". */
+extern const uint8_t tgr_full_runtime_ops[32];
+
+/* Whether the full runtime implements the opcode (it may still be left out of this build). */
+int tgr_op_in_full_runtime(uint32_t opcode);
 
 /* Load time: every op has an implementation here, its operand dtypes are ones this runtime
  * executes, and its family's check accepts its tensors, weights and parameters. */

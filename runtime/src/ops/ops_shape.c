@@ -55,12 +55,5 @@ static void run_reshape(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_pt
     tgr_requant_double_s8(tensor_bytes(p, in), (const int8_t *)tensor_ptr[in], &qin, &qout, (int8_t *)tensor_ptr[out]);
 }
 
-static const tgr_op_impl shape_family[] = {
-    {OP_RESHAPE, TILING_NONE, check_reshape, run_reshape},
-    {OP_FLATTEN, TILING_NONE, check_reshape, run_reshape},
-};
-
-const tgr_op_impl *tgr_ops_shape(uint32_t opcode)
-{
-    return tgr_ops_find(shape_family, sizeof shape_family / sizeof shape_family[0], opcode);
-}
+TGR_OP_IMPL(OP_RESHAPE, TILING_NONE, check_reshape, run_reshape);
+TGR_OP_IMPL(OP_FLATTEN, TILING_NONE, check_reshape, run_reshape);

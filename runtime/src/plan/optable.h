@@ -7,7 +7,6 @@
 enum { OPERAND_NONE = 0, OPERAND_OPTIONAL = 1, OPERAND_REQUIRED = 2, OPERAND_SPECIFIC = 3 };
 
 typedef struct tgr_op_contract {
-    const char *name;
     uint8_t inputs_min, inputs_max, outputs_min, outputs_max;
     uint8_t weight, bias;          /* OPERAND_* */
     uint32_t attrs_allowed;        /* bit k set: attribute kind k may appear */

@@ -60,6 +60,8 @@ def _ctx(**over: object) -> dict:
         "io_buffer_bytes": 502,
         "num_inputs": 1,
         "num_outputs": 1,
+        "float_inputs": False,
+        "float_outputs": False,
     }
     base.update(over)
     return base
@@ -487,6 +489,12 @@ def test_small_arenas_fail_cleanly(tmp_path: Path, runtime_objects: list[Path],
     rc, out, _ = run_qemu(elf, plan)
     assert rc == 2
     assert "ERROR io buffer too small" in out
+
+    # a firmware rendered for the int8 interface refuses the float-interface plan instead of
+    # running it without its float code
+    elf = build_firmware(tmp_path / "float", _context(plan, budget, 4096, False), runtime=runtime_objects)
+    rc, out, _ = run_qemu(elf, ds_cnn_plans["float"])
+    assert rc == 2 and "ERROR unsupported interface dtype 1 for input 0" in out, out
 
     # DS-CNN needs slow memory (host runtime): no slow arena is a runtime error.
     elf = build_firmware(tmp_path / "slow", _context(plan, budget, 0, True), runtime=runtime_objects)

@@ -51,7 +51,8 @@ LIBS = ("m",)
 
 #: Names ``main.c.j2`` requires (``input_seed`` is optional there; ``template_context`` sets it).
 REQUIRED_CONTEXT = ("model_name", "fast_arena_bytes", "slow_arena_bytes", "slow_in_ddr", "workspace_tensors",
-                    "plan_window_bytes", "io_buffer_bytes", "num_inputs", "num_outputs")
+                    "plan_window_bytes", "io_buffer_bytes", "num_inputs", "num_outputs", "float_inputs",
+                    "float_outputs")
 _U32 = 2**32 - 1
 
 
@@ -95,6 +96,8 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
         "io_buffer_bytes": plan.io_buffer_bytes,
         "num_inputs": len(plan.inputs),
         "num_outputs": len(plan.outputs),
+        "float_inputs": any(t.dtype_name == "float32" for t in plan.inputs),
+        "float_outputs": any(t.dtype_name == "float32" for t in plan.outputs),
         "tensor_align": params.tensor_align,
     })
 
@@ -120,8 +123,9 @@ def check_context(context: dict[str, Any]) -> dict[str, Any]:
     if context["plan_window_bytes"] < 48 or context["plan_window_bytes"] % 16:
         raise TigrisError(f"{MAIN_TEMPLATE} context: plan_window_bytes must be a multiple of 16 and at least 48, "
                           f"got {context['plan_window_bytes']}")
-    if not isinstance(context["slow_in_ddr"], bool):
-        raise TigrisError(f"{MAIN_TEMPLATE} context: slow_in_ddr must be true or false, got {context['slow_in_ddr']!r}")
+    for key in ("slow_in_ddr", "float_inputs", "float_outputs"):
+        if not isinstance(context[key], bool):
+            raise TigrisError(f"{MAIN_TEMPLATE} context: {key} must be true or false, got {context[key]!r}")
     return context
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tigris_scons.checks import (Verdict, apply_mode, check_log_consistency, check_outputs, check_runtime,
-                                 check_static, compare_outputs)
+                                 check_stack, check_static, compare_outputs)
 from tigris_scons.elfsize import RegionUsage, SizeMap
 from tigris_scons.report import bar, render_table, write_json
 from tigris_scons.runlog import parse_run_log
@@ -103,6 +103,29 @@ def test_runtime_rows_and_failures():
     v = Verdict("m")
     check_runtime(v, parse_run_log("BENCH_START m @ x\n"), BUDGETS, 1)
     assert v.errors == ["run log has no complete ARENA line"]
+
+
+def test_stack_rows_static_bound_and_measured_peak():
+    """The static worst case must fit the reservation (a budget: warn mode may pass it); a run
+    deeper than the static worst case is an error in every mode (the analysis missed a path)."""
+    v = Verdict("m")
+    check_stack(v, 1_176, 1_392, auto=True)
+    assert v.ok and v.rows[-1].label == "stack static" and "(auto)" in v.rows[-1].note
+    v = Verdict("m")
+    check_stack(v, 1_176, 1_024, auto=False)
+    assert "main stack (static worst case) 1,176 B over size 1.0 KiB by 152 B" in v.reason
+    apply_mode(v, "warn")
+    assert v.ok
+    within = parse_run_log(LOG.replace("slow_cap=4096)", "slow_cap=4096) stack_peak=752"))
+    v = Verdict("m")
+    check_runtime(v, within, BUDGETS, 20 * KIB, stack_size=1_392, stack_static=1_176)
+    row = next(r for r in v.rows if r.label == "stack peak")
+    assert v.ok and row.budget == 1_176 and "static 1,176 B" in row.note
+    deeper = parse_run_log(LOG.replace("slow_cap=4096)", "slow_cap=4096) stack_peak=1200"))
+    v = Verdict("m")
+    check_runtime(v, deeper, BUDGETS, 20 * KIB, stack_size=1_392, stack_static=1_176)
+    apply_mode(v, "warn")
+    assert not v.ok and any("more than the static worst case of 1,176 B" in e for e in v.errors)
 
 
 def test_outputs_equal_differ_and_degenerate():

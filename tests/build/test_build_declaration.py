@@ -62,7 +62,8 @@ def test_full_declaration(tmp_path):
 def test_defaults_and_auto_fast_arena(tmp_path):
     decl = load_declaration(write(tmp_path / "m", 'builder = "build.py"\n[arena]\nfast = "auto"\n'))
     assert decl.name == "m"  # folder name
-    assert decl.fast_arena is None and decl.slow_arena == 4096 and not decl.slow_in_ddr
+    # slow arena and stack default to auto: sized from the plan's run and the linked code
+    assert decl.fast_arena is None and decl.slow_arena is None and not decl.slow_in_ddr and decl.stack_size is None
     assert decl.seed == 0x9E3779B9 and decl.timeout is None
     with pytest.raises(TigrisError, match="needs a compile budget"):
         decl.compile_args()
@@ -151,4 +152,16 @@ def test_repository_declarations_load(repo_root):
         assert decl.compile_budget, toml
         assert decl.sram_budget and decl.flash_budget, toml
     ds = load_declaration(REPO / "models/ds_cnn/model.toml")
-    assert ds.compile_budget == 20 * 1024 and ds.fast_arena is None and ds.slow_arena == 4096
+    assert ds.compile_budget == 20 * 1024 and ds.fast_arena is None and ds.slow_arena is None
+
+
+def test_auto_and_sized_slow_arena_and_stack(tmp_path):
+    toml = write(tmp_path / "m", 'builder = "build.py"\n[arena]\nslow = "auto"\n[part]\nstack = "2K"\n')
+    decl = load_declaration(toml)
+    assert decl.slow_arena is None and decl.stack_size == 2048
+    apply_overrides(decl, {"slow_kb": "12", "stack": "auto"})
+    assert decl.slow_arena == 12 * 1024 and decl.stack_size is None
+    apply_overrides(decl, {"slow_kb": "auto", "stack": "1536"})
+    assert decl.slow_arena is None and decl.stack_size == 1536
+    with pytest.raises(TigrisError, match="part.stack"):
+        load_declaration(write(tmp_path / "bad", 'builder = "build.py"\n[part]\nstack = "lots"\n'))

@@ -101,7 +101,12 @@
     X(91, "Dequantize", 1, 1, 1, 1, 0, 0, 0x00000u, 0x00000u)                                               \
     X(92, "Gelu", 1, 1, 1, 1, 0, 0, 0x80000u, 0x00000u)
 
-#define CONTRACT(code, name, ...) [code] = {__VA_ARGS__},
+/* 12 bytes an entry: the required kinds all fit in 16 bits (checked below). */
+#define CONTRACT(code, name, in_min, in_max, out_min, out_max, weight, bias, allowed, required) \
+    [code] = {in_min, in_max, out_min, out_max, weight, bias, (uint16_t)(required), allowed},
+#define REQUIRED_FITS(code, name, in_min, in_max, out_min, out_max, weight, bias, allowed, required) \
+    typedef char required_kinds_fit_##code[(required) <= 0xFFFFu ? 1 : -1];
+OP_CONTRACTS(REQUIRED_FITS)
 const tgr_op_contract tgr_op_contracts[OP_MAX_CODE + 1] = {OP_CONTRACTS(CONTRACT)};
 
 /* Names only for messages: a messages=0 build never references this table. */

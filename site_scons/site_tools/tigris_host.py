@@ -125,8 +125,12 @@ def _write_built_in(target, source, env):
 
 
 def catalog_value(env, runtime: Path):
-    """The runtime's op and path definitions as a Value: the generated units depend on it."""
-    return env.Value(repr(builtin.scan(runtime)))
+    """The runtime's op and path definitions, and the generator's own code, as a Value: the
+    generated units depend on both."""
+    import hashlib
+
+    generator = hashlib.sha256(Path(builtin.__file__).read_bytes()).hexdigest()
+    return env.Value(repr(builtin.scan(runtime)) + generator)
 
 
 def built_in_sources(env, out_dir, runtime: Path, needs=None) -> list:

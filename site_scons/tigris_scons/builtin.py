@@ -9,7 +9,8 @@ units do, with switches of direct calls (docs/firmware.md#per-model-runtime):
 * ``ops/ops_built_in.c``: the ops' tiling modes, checks and runs, and a bitmap of every opcode the
   full runtime implements (so a firmware can say "not built into this firmware");
 * ``exec/paths_built_in.c``: the mask of linked paths, their runners and fit tests;
-* ``memory/weights_built_in.c``: the LZ4 decoder, or a stub that decodes nothing.
+* ``memory/weights_built_in.c``: compressed weights (``weights.c`` and the LZ4 decoder), or plain
+  in-place weights (``weights_plain.c``), which refuse a plan with compressed blocks.
 
 Direct calls, not tables of function pointers, so the linker keeps exactly what is called and the
 static stack analysis (stackuse.py) sees every edge of the call graph.
@@ -212,14 +213,16 @@ def _paths_unit(catalog: Catalog, paths: list[int]) -> str:
 
 
 def _weights_unit(lz4: bool) -> str:
-    if lz4:
-        return ('#include "memory/weights.h"\n#include "base/lz4.h"\n\nconst int tgr_built_in_lz4 = 1;\n\n'
-                "int tgr_built_in_lz4_decode(const uint8_t *src, uint32_t src_len, uint8_t *dst, uint32_t dst_len)\n"
-                "{\n    return tgr_lz4_decode(src, src_len, dst, dst_len);\n}\n")
-    return ('#include "memory/weights.h"\n\nconst int tgr_built_in_lz4 = 0;\n\n'
-            "int tgr_built_in_lz4_decode(const uint8_t *src, uint32_t src_len, uint8_t *dst, uint32_t dst_len)\n"
-            "{\n    (void)src;\n    (void)src_len;\n    (void)dst;\n    (void)dst_len;\n"
-            "    return 0; /* not reached: the loader refuses plans with compressed blocks */\n}\n")
+    impl = "lz4" if lz4 else "plain"
+    return ('#include "memory/weights.h"\n\n'
+            "tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err)\n"
+            f"{{\n    return tgr_{impl}_bind_weight_blocks(p, start, end, err);\n}}\n\n"
+            "tgr_status tgr_check_weight_blocks(tgr_plan *p, tgr_error *err)\n"
+            f"{{\n    return tgr_{impl}_check_weight_blocks(p, err);\n}}\n\n"
+            "uint32_t tgr_stage_weight_bytes(const tgr_plan *p, uint32_t stage)\n"
+            f"{{\n    return tgr_{impl}_stage_weight_bytes(p, stage);\n}}\n\n"
+            "tgr_status tgr_unpack_stage_weights(tgr_session *s, uint32_t stage, const uint8_t **base, tgr_error *err)\n"
+            f"{{\n    return tgr_{impl}_unpack_stage_weights(s, stage, base, err);\n}}\n")
 
 
 def write(out_dir: Path, catalog: Catalog, needs: Needs | None = None) -> list[Path]:

@@ -3,10 +3,12 @@
  * one block per stage that owns weights, decompressed into the fast arena when its execution unit starts and
  * released when the unit ends. Weight entries then hold offsets into their stage's block.
  *
- * Uncompressed plans need none of this: their weights are read in place from the plan (XIP).
+ * Uncompressed plans need none of this: their weights are read in place from the plan (XIP), and
+ * a firmware whose plan has no blocks links weights_plain.c instead (weights.h).
  */
 #include "memory/weights.h"
 
+#include "base/lz4.h"
 #include "memory/pools.h"
 
 #define BLOCK_ENTRY(p, b) ((p)->block_entries + (b) * BLOCK_ENTRY_SIZE)
@@ -16,15 +18,11 @@ static uint32_t block_offset(const tgr_plan *p, uint32_t b) { return rd_u32(BLOC
 static uint32_t block_packed(const tgr_plan *p, uint32_t b) { return rd_u32(BLOCK_ENTRY(p, b) + 12); }
 static uint32_t block_unpacked(const tgr_plan *p, uint32_t b) { return rd_u32(BLOCK_ENTRY(p, b) + 16); }
 
-tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err)
+tgr_status tgr_lz4_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err)
 {
     uint32_t b;
     if (end - start < 4u) {
         return tgr_fail(err, TGR_ERR_SECTION, "weight block section too small for its header");
-    }
-    if (!tgr_built_in_lz4) {
-        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "the plan's weights are LZ4-compressed and the LZ4 decoder "
-                        "is not built into this firmware");
     }
     p->num_blocks = rd_u16(p->data + start);
     if (rd_u16(p->data + start + 2) != 1u) {
@@ -56,7 +54,7 @@ tgr_status tgr_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end, tgr
             return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: weight block %u of %u bytes", b,
                             block_unpacked(p, b));
         }
-        if (!tgr_built_in_lz4_decode(p->block_blobs + offset, packed, NULL, block_unpacked(p, b))) {
+        if (!tgr_lz4_decode(p->block_blobs + offset, packed, NULL, block_unpacked(p, b))) {
             return tgr_fail(err, TGR_ERR_WEIGHT, "weight block %u is not an LZ4 block of %u bytes", b,
                             block_unpacked(p, b));
         }
@@ -75,7 +73,7 @@ static int32_t block_of_stage(const tgr_plan *p, uint32_t stage)
     return -1;
 }
 
-uint32_t tgr_stage_weight_bytes(const tgr_plan *p, uint32_t stage)
+uint32_t tgr_lz4_stage_weight_bytes(const tgr_plan *p, uint32_t stage)
 {
     int32_t b = block_of_stage(p, stage);
     return b < 0 ? 0u : align_up(block_unpacked(p, (uint32_t)b), TGR_TENSOR_ALIGN);
@@ -103,7 +101,7 @@ static tgr_status check_operand(const tgr_plan *p, uint32_t op, uint32_t w, tgr_
     return TGR_OK;
 }
 
-tgr_status tgr_check_weight_blocks(tgr_plan *p, tgr_error *err)
+tgr_status tgr_lz4_check_weight_blocks(tgr_plan *p, tgr_error *err)
 {
     uint32_t o, s;
     op_spatial sp;
@@ -122,11 +120,11 @@ tgr_status tgr_check_weight_blocks(tgr_plan *p, tgr_error *err)
     /* The fast arena must also hold the largest unit's blocks: a stage's own, or a chain's.
      * Summed in 64 bits: tgr_fast_arena_required() adds the reserve to the budget. */
     for (s = 0; s < p->num_stages; ++s) {
-        uint64_t need = tgr_stage_weight_bytes(p, s);
+        uint64_t need = tgr_lz4_stage_weight_bytes(p, s);
         if (stage_chain_id(p, s) == s) {
             uint32_t m;
             for (m = s + 1u; m < s + stage_chain_len(p, s) && m < p->num_stages; ++m) {
-                need += tgr_stage_weight_bytes(p, m);
+                need += tgr_lz4_stage_weight_bytes(p, m);
             }
         }
         if (need + p->budget > 0xFFFFFFFFu) {
@@ -138,7 +136,7 @@ tgr_status tgr_check_weight_blocks(tgr_plan *p, tgr_error *err)
     return TGR_OK;
 }
 
-tgr_status tgr_unpack_stage_weights(tgr_session *s, uint32_t stage, const uint8_t **base, tgr_error *err)
+tgr_status tgr_lz4_unpack_stage_weights(tgr_session *s, uint32_t stage, const uint8_t **base, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     int32_t b = block_of_stage(p, stage);
@@ -152,7 +150,7 @@ tgr_status tgr_unpack_stage_weights(tgr_session *s, uint32_t stage, const uint8_
         return tgr_fail(err, TGR_ERR_ARENA, "stage %u: its %u weight bytes do not fit the fast arena", stage,
                         block_unpacked(p, (uint32_t)b));
     }
-    if (!tgr_built_in_lz4_decode(p->block_blobs + block_offset(p, (uint32_t)b), block_packed(p, (uint32_t)b),
+    if (!tgr_lz4_decode(p->block_blobs + block_offset(p, (uint32_t)b), block_packed(p, (uint32_t)b),
                         s->fast.base + offset, block_unpacked(p, (uint32_t)b))) {
         return tgr_fail(err, TGR_ERR_EXEC, "weight block of stage %u failed to decompress", stage);
     }

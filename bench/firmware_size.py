@@ -311,7 +311,8 @@ def parse_size_arg(text: str) -> int:
 SDIST = "tigris_ml-0.12.1"
 SDIST_TFLITE = "tests/fixtures/tflite"
 SDIST_MODELS: tuple[str, ...] = ("kws_ref_model", "pretrainedResnet_quant", "vww_96_int8")
-VARIANTS: dict[str, list[str]] = {"default": [], "messages=0": ["messages=0"]}
+VARIANTS: dict[str, list[str]] = {"default": [], "messages=0": ["messages=0"], "digest": ["validate=digest"],
+                                  "digest+m0": ["validate=digest", "messages=0"]}
 ANALYZE_BUDGET = "2M"
 
 
@@ -638,9 +639,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     notes: list[str] = []
     variants = list(VARIANTS)
-    if "messages=" not in scons_help(scons, repo):
-        variants.remove("messages=0")
-        notes.append("messages=0 skipped: this checkout's scons -h has no messages= variable")
+    help_text = scons_help(scons, repo)
+    for variant, args in VARIANTS.items():
+        missing = [a.split("=")[0] for a in args if f"{a.split('=')[0]}=" not in help_text]
+        if missing:
+            variants.remove(variant)
+            notes.append(f"{variant} skipped: this checkout's scons -h has no {', '.join(m + '=' for m in missing)}")
     slow_auto = "slow arena in KiB, or 'auto'" in scons_help(scons, repo)
     if not slow_auto:
         notes.append("slow_kb= passed: this checkout has no slow = \"auto\" (its default is 4 KiB)")

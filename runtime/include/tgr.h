@@ -191,6 +191,11 @@ typedef struct tgr_session {
 /* Validate `data` as a plan and fill `plan`. Nothing is copied. */
 tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_error *err);
 
+/* Fill `plan` from a buffer that tgr_plan_load() has accepted before, byte for byte, without
+ * validating it again: for firmware that first compares the plan's digest with the one the build
+ * validated (`scons validate=digest`). Calling it on any other bytes is undefined. */
+tgr_status tgr_plan_bind(tgr_plan *plan, const void *data, uint32_t size, tgr_error *err);
+
 /* Interface tensors, in the model's declared order. */
 uint32_t tgr_plan_io_count(const tgr_plan *plan, int is_output);
 tgr_status tgr_plan_io_info(const tgr_plan *plan, int is_output, uint32_t index, tgr_io_info *info);

@@ -186,11 +186,19 @@ def _render_main(target, source, env):
     from tigris_scons.report import write_json
 
     from tigris_scons.builtin import parse_needs
+    from tigris_scons.inputs import fnv1a32
 
     params = FirmwareParams(**_params(source[2]))
     plan = read_plan(source[1].get_abspath())
-    needs = parse_needs(Path(source[3].get_abspath()).read_text(encoding="utf-8"))
-    context = template_context(params, plan, needs.slow_peak if needs is not None else None)
+    needs_text = Path(source[3].get_abspath()).read_text(encoding="utf-8")
+    needs = parse_needs(needs_text)
+    digest = None
+    if params.validate == "digest":
+        if needs is None:
+            raise TigrisError(f"validate=digest: the runtime refuses this plan on the host, so no firmware may bind "
+                              f"it unchecked: {needs_text.strip().removeprefix('error ')}")
+        digest = fnv1a32(Path(source[1].get_abspath()).read_bytes())
+    context = template_context(params, plan, needs.slow_peak if needs is not None else None, digest)
     if params.fast_arena is not None and params.fast_arena < context["fast_arena_required"]:
         raise TigrisError(
             f"fast arena {params.fast_arena} B is smaller than the plan needs "
@@ -622,6 +630,7 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
         "model_name": name, "fast_arena": decl.fast_arena, "slow_arena": decl.slow_arena,
         "slow_in_ddr": decl.slow_in_ddr, "seed": decl.seed, "tensor_align": align,
         "plan_window": int(env.subst("$TIGRISBUILD_PLAN_WINDOW")),
+        "validate": env.subst("$TIGRISBUILD_VALIDATE") or "full",
     }
     arenas = {"fast": decl.fast_arena, "slow": decl.slow_arena, "align": align}
     needs = _plan_needs_node(env, out(".needs.txt"), plan, arenas)
@@ -756,6 +765,10 @@ def add_variables(env, opts) -> None:
     opts.Add("cross", "cross toolchain prefix", "arm-none-eabi-")
     opts.Add(BoolVariable("messages", "0: the firmware keeps status codes but drops every message text "
                           "(smallest image); 1 (default): messages say why a plan was refused", True))
+    opts.Add(EnumVariable("validate", "full: the firmware validates the plan with the runtime's loader (plans can "
+                          "change after the build); digest: the build validates it, the firmware checks its "
+                          "FNV-1a digest and links no loader (the plan is fixed with the firmware)", "full",
+                          allowed_values=("full", "digest")))
     opts.Add("runtime", "what the firmware's runtime links: plan (the ops and paths the model's plan takes), "
              "full (everything), or a .tgrs file (what that plan takes)", "plan")
     opts.Add(EnumVariable("tensor_align", "TGR_TENSOR_ALIGN for the runtime (target default 16, host default 32)", "",
@@ -795,6 +808,7 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_FW_SELFTEST=None,
         TIGRISBUILD_RUNTIME_SET="plan",
         TIGRISBUILD_MESSAGES=True,
+        TIGRISBUILD_VALIDATE="full",
         TIGRISBUILD_HOST_CC="gcc",
     )
     for key, value in kw.items():

@@ -67,15 +67,23 @@ class FirmwareParams:
     seed: int
     tensor_align: int
     plan_window: int = DEFAULT_PLAN_WINDOW
+    validate: str = "full"  # full: the firmware's loader validates the plan; digest: see template_context
 
 
-def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None) -> dict[str, Any]:
+def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None,
+                     plan_digest: int | None = None) -> dict[str, Any]:
     """The Jinja2 context for ``main.c.j2`` (checked with :func:`check_context`).
 
     ``slow_needed`` is the slow arena the plan's run uses with these arenas (``tgr_plan_needs``),
     taken for a slow arena declared ``auto``; unknown (the runtime refused the plan) it is 0,
-    and the firmware reports the runtime's refusal itself.
+    and the firmware reports the runtime's refusal itself. With ``validate="digest"``,
+    ``plan_digest`` is the FNV-1a 32 of the plan the build validated: the firmware binds that
+    plan without its loader and refuses any other (docs/firmware.md#validation).
     """
+    if params.validate not in ("full", "digest"):
+        raise TigrisError(f"validate={params.validate}: expected full or digest")
+    if params.validate == "digest" and plan_digest is None:
+        raise TigrisError("validate=digest needs the digest of a plan the runtime accepted")
     need = plan.fast_arena_required(params.tensor_align)
     fast = need if params.fast_arena is None else params.fast_arena
     slow = params.slow_arena if params.slow_arena is not None else (slow_needed or 0)
@@ -93,6 +101,7 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
         "workspace_tensors": plan.num_tensors,
         "plan_window_bytes": params.plan_window,
         "input_seed": params.seed,
+        "plan_digest": plan_digest if params.validate == "digest" else None,
         "io_buffer_bytes": plan.io_buffer_bytes,
         "num_inputs": len(plan.inputs),
         "num_outputs": len(plan.outputs),

@@ -125,3 +125,42 @@ def test_declared_stack_below_the_static_bound_fails_the_gate(tmp_path, tiny_pla
     assert stack["auto"] and stack["reserved_bytes"] == reserve_for(stack["worst_bytes"]) >= stack["worst_bytes"]
     size = json.loads((build / "tiny/tiny.size.json").read_text())
     assert [s["size"] for s in size["sections"] if s["name"] == ".stack"] == [stack["reserved_bytes"]]
+
+
+def test_validate_digest_binds_the_validated_plan_and_refuses_any_other(tmp_path, ds_cnn_plan, tiny_plan):
+    """validate=digest: the build validates the plan with the runtime's loader on the host, the
+    firmware links no loader, runs that plan and refuses a different one by its digest."""
+    from tigris_scons.inputs import fnv1a32
+    from tigris_scons.qemu import qemu_command, run_qemu
+
+    full, digest = tmp_path / "full", tmp_path / "digest"
+    Scons(REPO)(f"model={ds_cnn_plan}", f"build_dir={full}")
+    done = Scons(REPO)(f"model={ds_cnn_plan}", f"build_dir={digest}", "validate=digest", "run")
+    assert "result: ok (ds_cnn)" in done.stdout
+    elf = digest / "ds_cnn/ds_cnn.elf"
+    nm = subprocess.run([require_tool("arm-none-eabi-nm"), str(elf)], capture_output=True, text=True, check=True).stdout
+    assert " T tgr_plan_bind" in nm and "tgr_plan_load" not in nm and "tgr_check_kernels" not in nm
+    assert f"#define FW_PLAN_DIGEST 0x{fnv1a32(ds_cnn_plan.read_bytes()):08X}u" in (digest / "ds_cnn/main.c").read_text()
+    sizes = [json.loads((d / "ds_cnn/ds_cnn.size.json").read_text())["load_image"] for d in (full, digest)]
+    assert sizes[1] < sizes[0] - 8192, sizes
+    # one changed byte of the plan (a weight), or another plan: refused before anything is bound
+    changed = bytearray(ds_cnn_plan.read_bytes())
+    changed[-1] ^= 1
+    (tmp_path / "changed.tgrs").write_bytes(changed)
+    for plan in (tmp_path / "changed.tgrs", tiny_plan):
+        result = run_qemu(qemu_command(require_tool("qemu-system-arm"), str(elf), str(plan)), tmp_path / "run.log",
+                          timeout=30)
+        assert result.exit_code == 2, result.transcript
+        assert re.search(r"^ERROR plan digest 0x[0-9a-f]{8} is not the digest of the plan this firmware was built "
+                         r"and validated for, 0x[0-9a-f]{8}$", result.transcript, re.M), result.transcript
+
+
+def test_validate_digest_refuses_a_plan_the_runtime_refuses(tmp_path):
+    """No firmware may bind unchecked a plan the loader refuses: the build stops."""
+    plan = _gelu_plan(tmp_path)
+    data = bytearray(plan.read_bytes())
+    data[44] |= 0x02  # an unknown header flag bit: the loader refuses the plan
+    (tmp_path / "bad.tgrs").write_bytes(data)
+    failed = Scons(REPO)(f"model={tmp_path / 'bad.tgrs'}", f"build_dir={tmp_path / 'build'}", "validate=digest", expect=2)
+    assert "validate=digest: the runtime refuses this plan on the host" in failed.stderr
+    assert "TGR_ERR_UNSUPPORTED unknown header flag bits 0x2" in failed.stderr, failed.stderr

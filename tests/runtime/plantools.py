@@ -7,7 +7,7 @@ reader) as the decoded cross-reference. ``patch`` returns a copy of the plan wit
 rewritten, so a mutation test reads as "this field, this value" and every other byte stays as the
 compiler wrote it.
 
-``LoaderProbe`` calls our library's ``tgr_plan_load`` through ctypes to see the ``tgr_status``
+``LoaderProbe`` calls our library's ``tgr_plan_load`` (and ``tgr_plan_bind``) through ctypes to see the ``tgr_status``
 that the host ABI hides (``tigris_host_create`` only returns the message). It exists because a
 message substring alone cannot tell "refused for the right reason" from "refused by an earlier,
 unrelated check that happens to print similar words".
@@ -246,8 +246,26 @@ class LoaderProbe:
         self.available = True
         self._load.restype = ct.c_int
         self._load.argtypes = [ct.c_void_p, ct.c_void_p, ct.c_uint32, ct.c_void_p]
+        self._bind = getattr(self.lib, "tgr_plan_bind", None)
+        if self._bind is not None:
+            self._bind.restype = ct.c_int
+            self._bind.argtypes = [ct.c_void_p, ct.c_void_p, ct.c_uint32, ct.c_void_p]
         self._name.restype = ct.c_char_p
         self._name.argtypes = [ct.c_int]
+
+    def bind_matches_load(self, data: bytes) -> None:
+        """``tgr_plan_bind`` (the trusted binder of ``validate=digest`` firmware) fills the plan
+        struct byte for byte as ``tgr_plan_load`` does, for a plan the loader accepts."""
+        assert self._bind is not None, "the library exports no tgr_plan_bind"
+        buf = (ct.c_uint8 * max(len(data), 1)).from_buffer_copy(data or b"\0")
+        loaded, bound = ct.create_string_buffer(self.PLAN_BYTES), ct.create_string_buffer(self.PLAN_BYTES)
+        err = _TgrError()
+        status = self._load(loaded, buf, len(data), ct.byref(err))
+        assert status == 0, f"the loader refuses the plan: {err.message.decode('utf-8', 'replace')}"
+        assert self._bind(bound, buf, len(data), ct.byref(err)) == 0, err.message.decode("utf-8", "replace")
+        if loaded.raw != bound.raw:
+            first = next(i for i, (a, b) in enumerate(zip(loaded.raw, bound.raw)) if a != b)
+            raise AssertionError(f"tgr_plan_bind and tgr_plan_load differ at struct byte {first}")
 
     def load(self, data: bytes) -> tuple[str, str]:
         plan = ct.create_string_buffer(self.PLAN_BYTES)

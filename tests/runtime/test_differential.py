@@ -34,6 +34,7 @@ import pytest
 from opmodels import CASES, random_inputs, read_plan
 from .conftest import EXTRA_CASES
 from .oracle import ENV, assert_strict, compare, open_session, run_plan
+from .plantools import LoaderProbe
 
 tigris_runtime = pytest.importorskip("tigris.runtime")
 
@@ -122,6 +123,7 @@ def test_opmodel_case(name: str, budget: str, plan_cache, our_library: Path, n_i
         _expect_refusal(plan, our_library, EXPECTED_REFUSALS[name], f"EXPECTED_REFUSALS[{name!r}]")
         return
     assert_strict(compare(plan, our_library, n_inputs=n_inputs, seed=0))
+    LoaderProbe(our_library).bind_matches_load(plan.read_bytes())
 
 
 def test_expected_refusals_name_real_cases() -> None:
@@ -146,6 +148,7 @@ def test_ds_cnn(variant: str, plan_cache, our_library: Path, n_inputs: int) -> N
                         f"DS_CNN_EXPECTED_REFUSALS[{variant!r}]")
         return
     assert_strict(compare(plan, our_library, n_inputs=n_inputs, seed=1))
+    LoaderProbe(our_library).bind_matches_load(plan.read_bytes())
 
 
 @pytest.mark.parametrize(("name", "budget", "paths"),
@@ -155,6 +158,7 @@ def test_opmodel_case_tiled(name: str, budget: str, paths: set[str], plan_cache,
     plan = plan_cache.case_plan(name, budget)
     assert _reference_paths(plan) == paths
     assert_strict(compare(plan, our_library, n_inputs=n_inputs, seed=2))
+    LoaderProbe(our_library).bind_matches_load(plan.read_bytes())
 
 
 def test_expected_refusals_name_real_variants() -> None:

@@ -540,6 +540,7 @@ def test_accepted(name: str, base: str, mutate, base_view, our_library: Path, tm
     path = tmp_path / "plan.tgrs"
     path.write_bytes(data)
     assert_strict(compare(path, our_library, n_inputs=2, seed=4))
+    LoaderProbe(our_library).bind_matches_load(data)
 
 
 # ----------------------------------------------------------------------------- reference table

@@ -640,8 +640,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     notes: list[str] = []
     variants = list(VARIANTS)
     help_text = scons_help(scons, repo)
-    for variant, args in VARIANTS.items():
-        missing = [a.split("=")[0] for a in args if f"{a.split('=')[0]}=" not in help_text]
+    for variant, options in VARIANTS.items():
+        missing = [o.split("=")[0] for o in options if f"{o.split('=')[0]}=" not in help_text]
         if missing:
             variants.remove(variant)
             notes.append(f"{variant} skipped: this checkout's scons -h has no {', '.join(m + '=' for m in missing)}")

@@ -84,17 +84,4 @@ void tgr_global_avg_pool_s8(int32_t batch, int32_t channels, const int8_t *input
 void tgr_softmax_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
                     const tgr_qparams *out, int8_t *output);
 
-/* Add/Sub requantization: zero points and the three Q0.31 pairs of OP_ATTR_BINARY_REQUANT. */
-typedef struct tgr_add_params {
-    int32_t a_zp, b_zp, out_zp;
-    int32_t a_multiplier, a_shift;
-    int32_t b_multiplier, b_shift;
-    int32_t out_multiplier, out_shift;
-    int32_t act_min, act_max;
-} tgr_add_params;
-
-/* Elementwise a + b (or a - b) over `count` elements of equal shape. */
-void tgr_add_s8(int32_t count, const int8_t *a, const int8_t *b, const tgr_add_params *q, int subtract,
-                int8_t *output);
-
 #endif /* TGR_KERNELS_H */

@@ -96,9 +96,18 @@ typedef struct tgr_binary_params {
     int32_t lift;                 /* comparisons: the left shift before the pairs */
 } tgr_binary_params;
 
-/* y[i] = f(a[i * a_step], b[i * b_step]) for i < count; a step of 0 broadcasts one value. */
-void tgr_binary_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, const int8_t *b,
-                   int32_t b_step, int8_t *output);
+/* y[i] = f(a[i * a_step], b[i * b_step]) for i < count; a step of 0 broadcasts one value. One
+ * kernel per kind (tgr_binary_add_s8, ...), each its own loop, so a firmware links only the kinds
+ * its ops use. */
+typedef void (*tgr_binary_kernel)(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step,
+                                  const int8_t *b, int32_t b_step, int8_t *output);
+#define TGR_BINARY_KINDS(X) \
+    X(add) X(sub) X(mul) X(max) X(min) X(squared_diff) X(prelu) X(equal) X(less) X(less_equal) X(greater) \
+    X(greater_equal) X(and) X(or)
+#define TGR_BINARY_DECLARE(name)                                                                 \
+    void tgr_binary_##name##_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, \
+                                const int8_t *b, int32_t b_step, int8_t *output);
+TGR_BINARY_KINDS(TGR_BINARY_DECLARE)
 
 /* Sum (ADD_N) of inputs sharing one quantization, finished from the sum of (x - zp_in) over the
  * inputs: round_half_away(double(sum - zp_in) * s_in / s_out) + zp_out. The extra - zp_in is the

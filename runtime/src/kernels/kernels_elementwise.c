@@ -1,5 +1,5 @@
 /*
- * Elementwise binary int8 kernels (kernels_act.h; Add/Sub also behind kernels.h).
+ * Elementwise binary int8 kernels (kernels_act.h), one per kind.
  *
  *  - Add/Sub follow TFLite's quantized add (docs/execution.md#add-and-sub): both inputs are
  *    lifted by 2^20, scaled to a common scale by their own Q0.31 pairs, summed (or subtracted) and
@@ -64,54 +64,35 @@ static int32_t compared(const tgr_binary_params *q, int32_t code, int b_side)
     return lift_and_scale(code, b_side ? q->b_zp : q->a_zp, q->lift, q->multiplier[b_side], q->shift[b_side]);
 }
 
-/* One loop per kind, so the kind is decided once per run rather than per element. */
-#define BINARY_LOOP(expr)                                                                        \
-    for (i = 0; i < count; ++i) {                                                                \
-        int32_t x = a[i * a_step];                                                               \
-        int32_t z = b[i * b_step];                                                               \
-        output[i] = (int8_t)(expr);                                                              \
+/* One function and one loop per kind: the kind is decided once per op, not per element, and a
+ * firmware links only the kinds its plan uses. */
+#define BINARY_KERNEL(name, expr)                                                                \
+    void tgr_binary_##name##_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, \
+                                const int8_t *b, int32_t b_step, int8_t *output)                 \
+    {                                                                                            \
+        int32_t i;                                                                               \
+        (void)q;                                                                                 \
+        for (i = 0; i < count; ++i) {                                                            \
+            int32_t x = a[i * a_step];                                                           \
+            int32_t z = b[i * b_step];                                                           \
+            output[i] = (int8_t)(expr);                                                          \
+        }                                                                                        \
     }
 
-void tgr_binary_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, const int8_t *b,
-                   int32_t b_step, int8_t *output)
-{
-    int32_t i;
-    switch (q->kind) {
-    case TGR_BIN_ADD: BINARY_LOOP(add_one(q, x, z, 0)) break;
-    case TGR_BIN_SUB: BINARY_LOOP(add_one(q, x, z, 1)) break;
-    case TGR_BIN_MUL: BINARY_LOOP(mul_one(q, x, z)) break;
-    case TGR_BIN_MAX: BINARY_LOOP(x > z ? x : z) break;
-    case TGR_BIN_MIN: BINARY_LOOP(x < z ? x : z) break;
-    case TGR_BIN_SQUARED_DIFF: BINARY_LOOP(squared_diff_one(q, x, z)) break;
-    case TGR_BIN_PRELU: BINARY_LOOP(prelu_one(q, x, z)) break;
-    case TGR_BIN_EQUAL: BINARY_LOOP(compared(q, x, 0) == compared(q, z, 1)) break;
-    case TGR_BIN_LESS: BINARY_LOOP(compared(q, x, 0) < compared(q, z, 1)) break;
-    case TGR_BIN_LESS_EQUAL: BINARY_LOOP(compared(q, x, 0) <= compared(q, z, 1)) break;
-    case TGR_BIN_GREATER: BINARY_LOOP(compared(q, x, 0) > compared(q, z, 1)) break;
-    case TGR_BIN_GREATER_EQUAL: BINARY_LOOP(compared(q, x, 0) >= compared(q, z, 1)) break;
-    case TGR_BIN_AND: BINARY_LOOP(x != 0 && z != 0) break;
-    case TGR_BIN_OR: BINARY_LOOP(x != 0 || z != 0) break;
-    }
-}
-
-void tgr_add_s8(int32_t count, const int8_t *a, const int8_t *b, const tgr_add_params *q, int subtract,
-                int8_t *output)
-{
-    tgr_binary_params bq;
-    bq.kind = subtract ? TGR_BIN_SUB : TGR_BIN_ADD;
-    bq.a_zp = q->a_zp;
-    bq.b_zp = q->b_zp;
-    bq.out_zp = q->out_zp;
-    bq.multiplier[0] = q->a_multiplier;
-    bq.shift[0] = q->a_shift;
-    bq.multiplier[1] = q->b_multiplier;
-    bq.shift[1] = q->b_shift;
-    bq.multiplier[2] = q->out_multiplier;
-    bq.shift[2] = q->out_shift;
-    bq.act_min = q->act_min;
-    bq.act_max = q->act_max;
-    tgr_binary_s8(&bq, count, a, 1, b, 1, output);
-}
+BINARY_KERNEL(add, add_one(q, x, z, 0))
+BINARY_KERNEL(sub, add_one(q, x, z, 1))
+BINARY_KERNEL(mul, mul_one(q, x, z))
+BINARY_KERNEL(max, x > z ? x : z)
+BINARY_KERNEL(min, x < z ? x : z)
+BINARY_KERNEL(squared_diff, squared_diff_one(q, x, z))
+BINARY_KERNEL(prelu, prelu_one(q, x, z))
+BINARY_KERNEL(equal, compared(q, x, 0) == compared(q, z, 1))
+BINARY_KERNEL(less, compared(q, x, 0) < compared(q, z, 1))
+BINARY_KERNEL(less_equal, compared(q, x, 0) <= compared(q, z, 1))
+BINARY_KERNEL(greater, compared(q, x, 0) > compared(q, z, 1))
+BINARY_KERNEL(greater_equal, compared(q, x, 0) >= compared(q, z, 1))
+BINARY_KERNEL(and, x != 0 && z != 0)
+BINARY_KERNEL(or, x != 0 || z != 0)
 
 int8_t tgr_sum_finish(const tgr_qparams *in, const tgr_qparams *out, int32_t sum_of_differences)
 {

@@ -496,15 +496,16 @@ static void make_nest(uint32_t rank, const int32_t *lo, const int32_t *count, co
     }
 }
 
-static void run_nest(const nest *n, const tgr_binary_params *q, const int8_t *a, const int8_t *b, int8_t *y)
+static void run_nest(const nest *n, tgr_binary_kernel kernel, const tgr_binary_params *q, const int8_t *a,
+                     const int8_t *b, int8_t *y)
 {
     int32_t index[TGR_MAX_RANK] = {0};
     int32_t offset[3];
     uint32_t inner = n->depth - 1u, v, k;
     memcpy(offset, n->start, sizeof offset);
     for (;;) {
-        tgr_binary_s8(q, n->count[inner], a + offset[0], n->step[0][inner], b + offset[1], n->step[1][inner],
-                      y + offset[2]);
+        kernel(q, n->count[inner], a + offset[0], n->step[0][inner], b + offset[1], n->step[1][inner],
+               y + offset[2]);
         for (k = inner; k-- > 0;) {
             for (v = 0; v < 3u; ++v) {
                 offset[v] += n->step[v][k];
@@ -523,7 +524,8 @@ static void run_nest(const nest *n, const tgr_binary_params *q, const int8_t *a,
     }
 }
 
-static void run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+static void run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                       tgr_binary_kernel kernel)
 {
     uint32_t out = op_output(p, o, 0);
     binary_op b;
@@ -554,8 +556,16 @@ static void run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
         }
     }
     make_nest(b.rank, lo, count, views, &n);
-    run_nest(&n, &q, data[0], data[1], (int8_t *)tensor_ptr[out]);
+    run_nest(&n, kernel, &q, data[0], data[1], (int8_t *)tensor_ptr[out]);
 }
+
+/* One run function per op, naming its kernel: a firmware links the kernels of its own ops only. */
+#define RUN_BINARY(name)                                                                         \
+    static void run_##name(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region) \
+    {                                                                                            \
+        run_binary(p, o, tensor_ptr, region, tgr_binary_##name##_s8);                            \
+    }
+TGR_BINARY_KINDS(RUN_BINARY)
 
 /* ---- Sum (ADD_N) ------------------------------------------------------------------------------ */
 
@@ -667,21 +677,21 @@ static tgr_status check_div(const tgr_plan *p, uint32_t o, tgr_error *err)
 }
 
 
-TGR_OP_IMPL(OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_add);
+TGR_OP_IMPL(OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_sub);
+TGR_OP_IMPL(OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_mul);
+TGR_OP_IMPL(OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_max);
+TGR_OP_IMPL(OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_min);
+TGR_OP_IMPL(OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_squared_diff);
+TGR_OP_IMPL(OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_prelu);
 TGR_OP_IMPL(OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum);
-TGR_OP_IMPL(OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
-TGR_OP_IMPL(OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_binary);
+TGR_OP_IMPL(OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_equal);
+TGR_OP_IMPL(OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_less);
+TGR_OP_IMPL(OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_less_equal);
+TGR_OP_IMPL(OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater);
+TGR_OP_IMPL(OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater_equal);
+TGR_OP_IMPL(OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_and);
+TGR_OP_IMPL(OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_or);
 TGR_OP_REFUSED(OP_DIV, check_div);
 
 /* Whether x is 1 on leading axes and whole on the rest, so its bytes repeat with the period of

@@ -45,6 +45,20 @@ static inline int32_t fp_mul_by_quantized_multiplier(int32_t x, int32_t multipli
     return fp_rdbpot(fp_srdhm(scaled, multiplier), right);
 }
 
+/* 2^e as a double, exactly (no rounding: doubling and halving are exact in range), without the
+ * 64-bit integer conversion (double)((int64_t)1 << e) would link from libgcc. */
+static inline double fp_pow2(int32_t e)
+{
+    double p = 1.0;
+    for (; e > 0; --e) {
+        p *= 2.0;
+    }
+    for (; e < 0; ++e) {
+        p *= 0.5;
+    }
+    return p;
+}
+
 /* Multiplier/shift pair of a positive real scale, exactly as the compiler's (and TFLite's)
  * QuantizeMultiplier: frexp, round half away from zero to Q0.31, (0, 0) when it underflows. */
 static inline void fp_quantize_multiplier(double scale, int32_t *multiplier, int32_t *shift)
@@ -59,7 +73,10 @@ static inline void fp_quantize_multiplier(double scale, int32_t *multiplier, int
         return;
     }
     fraction = frexp(scale, &exponent);
-    q = (int64_t)round(fraction * 2147483648.0);
+    /* |fraction| is in [0.5, 1), so the rounded magnitude fits 32 unsigned bits and converts with
+     * one FPU instruction instead of libgcc's 64-bit helpers; round() is symmetric about zero. */
+    q = (int64_t)(uint32_t)round(fabs(fraction) * 2147483648.0);
+    q = fraction < 0.0 ? -q : q;
     if (q == ((int64_t)1 << 31)) {
         q /= 2;
         ++exponent;

@@ -102,6 +102,23 @@ void tgr_avg_pool_s8(const tgr_window *w, const int8_t *input, const tgr_qparams
     }
 }
 
+/* (value << fold) / divisor, truncated toward zero as C's 64-bit division, for fold <= 32 and a
+ * positive divisor: by shift and subtract, so the firmware links no 64-bit division routine. */
+static int64_t shifted_quotient(int32_t value, int32_t fold, int32_t divisor)
+{
+    uint64_t n = (uint64_t)(value < 0 ? -(int64_t)value : (int64_t)value) << fold;
+    uint64_t q = 0u, r = 0u;
+    int bit;
+    for (bit = 63; bit >= 0; --bit) {
+        r = (r << 1) | ((n >> bit) & 1u);
+        if (r >= (uint64_t)divisor) {
+            r -= (uint64_t)divisor;
+            q |= (uint64_t)1 << bit;
+        }
+    }
+    return value < 0 ? -(int64_t)q : (int64_t)q;
+}
+
 void tgr_mean_prepare(int32_t spatial, const tgr_qparams *in, const tgr_qparams *out, int32_t act_min,
                       int32_t act_max, int average_rounding, tgr_mean *m)
 {
@@ -125,7 +142,7 @@ void tgr_mean_prepare(int32_t spatial, const tgr_qparams *in, const tgr_qparams 
         if (fold > 31 + m->shift) {
             fold = 31 + m->shift > 0 ? 31 + m->shift : 0;
         }
-        m->multiplier = (int32_t)(((int64_t)m->multiplier << fold) / spatial);
+        m->multiplier = (int32_t)shifted_quotient(m->multiplier, fold, spatial);
         m->shift -= fold;
     }
 }

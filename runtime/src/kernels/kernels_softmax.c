@@ -124,8 +124,7 @@ static void softmax_integer(int32_t rows, int32_t depth, const int8_t *input, fl
     }
     fp_quantize_multiplier(real_multiplier, &multiplier, &left_shift);
     diff_min = -(int32_t)floor(1.0 * ((1 << SCALED_DIFF_INTEGER_BITS) - 1) *
-                               (double)((int64_t)1 << (31 - SCALED_DIFF_INTEGER_BITS)) /
-                               (double)((int64_t)1 << left_shift));
+                               fp_pow2(31 - SCALED_DIFF_INTEGER_BITS) / fp_pow2(left_shift));
     for (r = 0; r < rows; ++r) {
         const int8_t *x = input + (int64_t)r * depth;
         int8_t *y = output + (int64_t)r * depth;

@@ -143,8 +143,11 @@ def check_static(
                "on-chip SRAM (static)")
 
 
-def check_stack(verdict: Verdict, static_bytes: int, reserved: int, auto: bool) -> None:
-    """The static worst-case stack against the ``.stack`` reservation (auto, or declared)."""
+def check_stack(verdict: Verdict, static_bytes: int | None, reserved: int, auto: bool) -> None:
+    """The static worst-case stack against the ``.stack`` reservation (auto, or declared); no
+    row without a static figure (self-test builds)."""
+    if static_bytes is None:
+        return
     _limit_row(verdict, Row("stack static", static_bytes, 0, None, reserved,
                             note=f"worst case of the linked code; stack {fmt_bytes(reserved)} "
                                  f"({'auto' if auto else 'declared'})"),

@@ -37,7 +37,8 @@ SECTION_FLAGS = ("-ffunction-sections", "-fdata-sections")
 GC_LINK_FLAGS = ("-Wl,--gc-sections",)
 #: Target code is built for size: the loader, executor, checks and firmware run once or once per
 #: stage. Kernels are where the MACs are: FAST_LAYERS are built for speed on top (the last -O wins).
-C_FLAGS = ("-Os", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror")
+#: The firmware never sets a trace sink, so its runtime is built without trace events (TGR_TRACE).
+C_FLAGS = ("-Os", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror", "-DTGR_TRACE=0")
 FAST_LAYERS = ("kernels",)
 FAST_FLAGS = ("-O2",)
 #: Frame sizes per function (``<object>.su``) for the static stack bound (stackuse.py), and the

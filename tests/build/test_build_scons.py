@@ -172,7 +172,8 @@ def test_mobilenet_128k_with_the_slow_arena_in_ddr(tmp_path):
     assert slow_used > 0 and total_sram == fast_peak  # the slow arena is off-chip
     size = json.loads((build / "mobilenetv2_035/mobilenetv2_035.size.json").read_text())
     regions = {r["name"]: r for r in size["regions"]}
-    assert regions["DDR"]["reserved"] >= 192 * 1024 and regions["ISRAM"]["reserved"] == 0
+    # slow = "auto": the DDR reservation is the slow arena the run needs, which it used in full
+    assert regions["DDR"]["reserved"] >= slow_used > 0 and regions["ISRAM"]["reserved"] == 0
 
 
 def test_firmware_failures_fail_cleanly(tmp_path):

@@ -80,7 +80,8 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
             const int32_t rows[2] = {(int32_t)p0, (int32_t)p1};
             const int32_t cols[2] = {(int32_t)c0, (int32_t)c1};
             int8_t *chunk;
-            tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, rows, cols);
+            tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile, 0u, 0u, 0u, rows, cols);
+            ++tile;
             s->counters.tiles += 1u;
             if (!tgr_place_bytes(s, TGR_POOL_FAST, x, (p1 - p0) * width, ceiling, stage) ||
                 !tgr_place(s, TGR_POOL_FAST, y, ceiling, stage)) {
@@ -180,7 +181,8 @@ static tgr_status run_banded(tgr_session *s, uint32_t stage, uint32_t limit, tgr
         const int32_t r1 = r0 + band < rows ? r0 + band : rows;
         const int32_t range[2] = {r0, r1};
         const uint32_t bytes = (uint32_t)(r1 - r0) * row_bytes;
-        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, range, NULL);
+        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile, 0u, 0u, 0u, range, NULL);
+        ++tile;
         s->counters.tiles += 1u;
         if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: band of %d rows does not fit", stage, (int)(r1 - r0));

@@ -547,7 +547,8 @@ static tgr_status run_rows(tgr_session *s, uint32_t stage, uint32_t limit, uint3
     for (r0 = 0; r0 < rows; r0 += band) {
         const int32_t r1 = r0 + band < rows ? r0 + band : rows;
         const int32_t range[2] = {r0, r1};
-        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, range, NULL);
+        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile, 0u, 0u, 0u, range, NULL);
+        ++tile;
         s->counters.tiles += 1u;
         for (i = 0; i < stage_in_count(p, stage); ++i) {
             uint32_t t = stage_input(p, stage, i);
@@ -724,7 +725,8 @@ static tgr_status run_transpose(tgr_session *s, uint32_t stage, uint32_t limit, 
         const uint32_t in_offset = on_cols ? b0 * block : b0 * cols * block;
         const uint32_t out_offset = on_cols ? b0 * rows * block : b0 * block;
         int8_t *in_band, *out_band;
-        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, in_rows, in_cols);
+        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile, 0u, 0u, 0u, in_rows, in_cols);
+        ++tile;
         s->counters.tiles += 1u;
         if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: transpose band does not fit", stage);
@@ -812,7 +814,8 @@ static tgr_status run_reshape(tgr_session *s, uint32_t stage, uint32_t limit, ui
         const uint32_t r1 = r0 + band < rows ? r0 + band : rows;
         const uint32_t bytes = (r1 - r0) * in_row;
         const int32_t range[2] = {(int32_t)r0, (int32_t)r1};
-        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile++, 0u, 0u, 0u, range, NULL);
+        tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile, 0u, 0u, 0u, range, NULL);
+        ++tile;
         s->counters.tiles += 1u;
         if (!tgr_place_bytes(s, TGR_POOL_FAST, x, bytes, ceiling, stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: reshape band does not fit", stage);

@@ -9,6 +9,7 @@
  */
 #include "memory/pools.h"
 
+#if TGR_TRACE
 void tgr_emit(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage, uint32_t tensor, uint32_t op,
               uint32_t offset, uint32_t src_offset, uint32_t bytes)
 {
@@ -59,6 +60,7 @@ void tgr_emit_region(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage,
     e.slow_used = s->slow.used;
     s->trace(s->trace_user, &e);
 }
+#endif
 
 void tgr_pool_bind(tgr_pool *pool, void *memory, uint32_t bytes)
 {

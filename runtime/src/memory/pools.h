@@ -9,6 +9,14 @@
 
 #define NO_ROWS (-1)
 
+/* TGR_TRACE=0 builds (firmware: nothing there sets a trace sink) compile every event report
+ * away; the default keeps them for the host ABI's trace. Event arguments must not have side
+ * effects: a TGR_TRACE=0 build does not evaluate them. */
+#ifndef TGR_TRACE
+#define TGR_TRACE 1
+#endif
+
+#if TGR_TRACE
 /* Report one event to the session's trace sink (no-op without one). */
 void tgr_emit(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage, uint32_t tensor, uint32_t op,
               uint32_t offset, uint32_t src_offset, uint32_t bytes);
@@ -20,6 +28,18 @@ void tgr_emit_region(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage,
 
 /* The event that opens an execution unit, carrying its path code. */
 void tgr_emit_stage_begin(tgr_session *s, uint32_t stage, uint32_t path);
+#else
+/* The arguments stay an unevaluated sizeof operand: type-checked and counted as used, never
+ * compiled (emit arguments have no side effects, by rule). */
+static inline int tgr_unused_event(tgr_session *s, ...)
+{
+    (void)s;
+    return 0;
+}
+#define tgr_emit(...) ((void)sizeof tgr_unused_event(__VA_ARGS__))
+#define tgr_emit_region(...) ((void)sizeof tgr_unused_event(__VA_ARGS__))
+#define tgr_emit_stage_begin(...) ((void)sizeof tgr_unused_event(__VA_ARGS__))
+#endif
 
 /* Where a tensor lives in slow memory while tiles borrow its pointer slot for fast buffers. */
 typedef struct tgr_slot {

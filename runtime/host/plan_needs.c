@@ -69,13 +69,14 @@ static int refused(tgr_status st, const tgr_error *err)
 /* One inference on zero inputs: its counters name the paths the firmware's inference takes. */
 static tgr_status run_once(tgr_session *session, const tgr_plan *plan, tgr_error *err)
 {
-    void *buffers[2][TGR_MAX_STAGE_IO] = {{NULL}};
-    uint32_t sizes[2][TGR_MAX_STAGE_IO];
+    /* Interface counts are u8 in the header: room for every count a plan can state. */
+    void *buffers[2][256] = {{NULL}};
+    uint32_t sizes[2][256];
     uint32_t count[2], side, i;
     tgr_status st = TGR_OK;
     for (side = 0; side < 2u; ++side) {
         count[side] = tgr_plan_io_count(plan, (int)side);
-        for (i = 0; i < count[side] && i < TGR_MAX_STAGE_IO && st == TGR_OK; ++i) {
+        for (i = 0; i < count[side] && st == TGR_OK; ++i) {
             tgr_io_info info;
             st = tgr_plan_io_info(plan, (int)side, i, &info);
             sizes[side][i] = info.bytes;
@@ -86,7 +87,7 @@ static tgr_status run_once(tgr_session *session, const tgr_plan *plan, tgr_error
         st = tgr_run(session, (const void *const *)buffers[0], sizes[0], count[0], buffers[1], sizes[1], count[1], err);
     }
     for (side = 0; side < 2u; ++side) {
-        for (i = 0; i < TGR_MAX_STAGE_IO; ++i) {
+        for (i = 0; i < 256u; ++i) {
             free(buffers[side][i]);
         }
     }
@@ -137,16 +138,16 @@ int main(int argc, char **argv)
         code = op_type(&plan, o);
         if (!seen[code]) {
             seen[code] = 1u;
-            printf("op %u %s\n", code, tgr_op_name(code));
+            printf("op %u %s\n", (unsigned)code, tgr_op_name(code));
         }
     }
     for (code = 0; code < 32u; ++code) {
         if (paths & (1u << code)) {
-            printf("path %u %s\n", code, tgr_path_name(code));
+            printf("path %u %s\n", (unsigned)code, tgr_path_name(code));
         }
     }
     printf("lz4 %u\n", plan.num_blocks > 0u ? 1u : 0u);
-    printf("slow_peak %u\n", session.slow.peak);
+    printf("slow_peak %u\n", (unsigned)session.slow.peak);
     free(fast);
     free(slow);
     free(workspace);

@@ -78,11 +78,6 @@ class Needs:
     lz4: bool
     slow_peak: int  # slow arena bytes the run used (exactly what `slow = "auto"` reserves)
 
-    def to_dict(self) -> dict:
-        return {"ops": {str(c): n for c, n in sorted(self.ops.items())},
-                "paths": {str(c): n for c, n in sorted(self.paths.items())}, "lz4": self.lz4,
-                "slow_peak": self.slow_peak}
-
 
 def _code(path: Path) -> str:
     return _COMMENTS.sub(" ", path.read_text(encoding="utf-8"))
@@ -235,13 +230,3 @@ def write(out_dir: Path, catalog: Catalog, needs: Needs | None = None) -> list[P
             path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
-
-
-def describe(catalog: Catalog, needs: Needs) -> dict:
-    """Names for reports: which ops and paths a firmware links, and which plan ops no build has."""
-    return {
-        "ops": [needs.ops[c] for c in sorted(needs.ops.keys() & catalog.ops.keys())],
-        "paths": [needs.paths[c] for c in sorted(needs.paths.keys() & catalog.paths.keys())],
-        "lz4": needs.lz4,
-        "unsupported_ops": [needs.ops[c] for c in sorted(needs.ops.keys() - catalog.ops.keys())],
-    }

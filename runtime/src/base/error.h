@@ -16,6 +16,15 @@
 #define TGR_MESSAGES 1
 #endif
 
+/* Keeps a call's arguments as an unevaluated sizeof operand (`(void)sizeof tgr_unevaluated(...)`):
+ * type-checked and counted as used, never compiled. What TGR_MESSAGES=0 does to messages and
+ * TGR_TRACE=0 (memory/pools.h) to trace events. */
+static inline int tgr_unevaluated(const volatile void *first, ...)
+{
+    (void)first;
+    return 0;
+}
+
 #if TGR_MESSAGES
 /* Record `status` and a message in `err` (may be NULL). The format understands %u (unsigned),
  * %d (int), %x (unsigned, hex) and %s. Returns `status`. */
@@ -25,14 +34,7 @@ tgr_status tgr_fail(tgr_error *err, tgr_status status, const char *fmt, ...);
 #else
 /* Record `status` with an empty message in `err` (may be NULL). Returns `status`. */
 tgr_status tgr_fail_status(tgr_error *err, tgr_status status);
-/* The message's format and arguments stay an unevaluated sizeof operand: type-checked and
- * counted as used (no unused-variable warnings), never compiled into code or data. */
-static inline int tgr_unused_message(const char *fmt, ...)
-{
-    (void)fmt;
-    return 0;
-}
-#define tgr_fail(err, status, ...) ((void)sizeof tgr_unused_message(__VA_ARGS__), tgr_fail_status((err), (status)))
+#define tgr_fail(err, status, ...) ((void)sizeof tgr_unevaluated(__VA_ARGS__), tgr_fail_status((err), (status)))
 #define TGR_TEXT(text) ""
 #endif
 

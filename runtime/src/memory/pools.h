@@ -29,16 +29,10 @@ void tgr_emit_region(tgr_session *s, uint8_t kind, uint8_t pool, uint32_t stage,
 /* The event that opens an execution unit, carrying its path code. */
 void tgr_emit_stage_begin(tgr_session *s, uint32_t stage, uint32_t path);
 #else
-/* The arguments stay an unevaluated sizeof operand: type-checked and counted as used, never
- * compiled (emit arguments have no side effects, by rule). */
-static inline int tgr_unused_event(tgr_session *s, ...)
-{
-    (void)s;
-    return 0;
-}
-#define tgr_emit(...) ((void)sizeof tgr_unused_event(__VA_ARGS__))
-#define tgr_emit_region(...) ((void)sizeof tgr_unused_event(__VA_ARGS__))
-#define tgr_emit_stage_begin(...) ((void)sizeof tgr_unused_event(__VA_ARGS__))
+/* The arguments stay unevaluated (base/error.h); emit arguments have no side effects, by rule. */
+#define tgr_emit(...) ((void)sizeof tgr_unevaluated(__VA_ARGS__))
+#define tgr_emit_region(...) ((void)sizeof tgr_unevaluated(__VA_ARGS__))
+#define tgr_emit_stage_begin(...) ((void)sizeof tgr_unevaluated(__VA_ARGS__))
 #endif
 
 /* Where a tensor lives in slow memory while tiles borrow its pointer slot for fast buffers. */

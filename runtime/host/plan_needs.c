@@ -5,6 +5,7 @@
  * and allocator the firmware runs:
  *
  *   op <opcode> <name>      one line per distinct opcode of the plan
+ *   method <code> <name>    one line per distinct method its ops take (ops.h TGR_OP_METHODS)
  *   path <code> <name>      one line per execution path the loader's check or a run (session init,
  *                           then one inference) takes or asks about (tgr_select_path)
  *   lz4 <0|1>               whether the plan carries LZ4-compressed weight blocks
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#include "ops/ops_registry.h"
 #include "tgr.h"
 
 static void *aligned_block(uint32_t bytes)
@@ -102,6 +104,7 @@ int main(int argc, char **argv)
     tgr_status st;
     uint32_t size, fast_bytes, slow_bytes, paths = 0u, o, code;
     uint8_t seen[256] = {0};
+    uint32_t methods = 0u;
     uint8_t *data;
     void *fast, *slow, *workspace;
     if (argc != 4) {
@@ -139,6 +142,12 @@ int main(int argc, char **argv)
         if (!seen[code]) {
             seen[code] = 1u;
             printf("op %u %s\n", (unsigned)code, tgr_op_name(code));
+        }
+        methods |= 1u << tgr_built_in_method(&plan, o);
+    }
+    for (code = 1; code < 32u; ++code) {
+        if (methods & (1u << code)) {
+            printf("method %u %s\n", (unsigned)code, tgr_method_name(code));
         }
     }
     for (code = 0; code < 32u; ++code) {

@@ -1,13 +1,15 @@
 """What a build of the C runtime links: the generated ``*_built_in.c`` units.
 
 The runtime defines every op implementation with ``TGR_OP_IMPL(OP_X, tiling, check, run)`` (or
-``TGR_OP_REFUSED``) and every execution path with ``TGR_PATH_IMPL(TGR_PATH_X, run, fits)`` (or
+``TGR_OP_REFUSED``; or ``TGR_OP_METHODS`` and one ``TGR_OP_METHOD(OP_X, METHOD_Y, run)`` per method
+for an op whose arithmetic the plan selects, like Softmax's integer and float methods) and every execution path with ``TGR_PATH_IMPL(TGR_PATH_X, run, fits)`` (or
 ``TGR_PATH_RUNNER`` for the normal path), which give them external names (``tgr_run_OP_X``,
 ``tgr_path_run_TGR_PATH_X``...). Nothing in the runtime calls those names; three small generated
 units do, with switches of direct calls (docs/firmware.md#per-model-runtime):
 
-* ``ops/ops_built_in.c``: the ops' tiling modes, checks and runs, and a bitmap of every opcode the
-  full runtime implements (so a firmware can say "not built into this firmware");
+* ``ops/ops_built_in.c``: the ops' tiling modes, checks and runs (by method, for ops with methods:
+  only the plan's methods, the check refusing the others), and a bitmap of every opcode the full
+  runtime implements (so a firmware can say "not built into this firmware");
 * ``exec/paths_built_in.c``: the mask of linked paths, their runners and fit tests;
 * ``memory/weights_built_in.c``: compressed weights (``weights.c`` and the LZ4 decoder), or plain
   in-place weights (``weights_plain.c``), which refuse a plan with compressed blocks.
@@ -24,7 +26,7 @@ The lists are read from the runtime's sources, so the definitions are the only l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import runtime_tree
@@ -36,8 +38,10 @@ UNITS: dict[str, str] = {"ops_built_in": "ops", "paths_built_in": "exec", "weigh
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _OP_IMPL = re.compile(r"^[ \t]*TGR_OP_IMPL\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
 _OP_REFUSED = re.compile(r"^[ \t]*TGR_OP_REFUSED\([ \t]*(OP_\w+)[ \t]*,", re.M)
+_OP_METHODS = re.compile(r"^[ \t]*TGR_OP_METHODS\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
+_OP_METHOD = re.compile(r"^[ \t]*TGR_OP_METHOD\([ \t]*(OP_\w+)[ \t]*,[ \t]*(METHOD_\w+)[ \t]*,", re.M)
 _PATH_IMPL = re.compile(r"^[ \t]*TGR_PATH_(IMPL|RUNNER)\([ \t]*(TGR_PATH_\w+)[ \t]*,", re.M)
-_ENUM_VALUE = re.compile(r"\b((?:OP|TGR_PATH)_[A-Z0-9_]+)\s*=\s*(\d+)\b")
+_ENUM_VALUE = re.compile(r"\b((?:OP|TGR_PATH|METHOD)_[A-Z0-9_]+)\s*=\s*(\d+)\b")
 
 
 class BuiltInError(TigrisError):
@@ -51,6 +55,20 @@ class OpImpl:
     name: str  # the enum name, OP_CONV
     tiling: str  # its TILING_* expression as written ("0" for a refused op)
     runs: bool  # False for TGR_OP_REFUSED
+    methods: bool = False  # TGR_OP_METHODS: runs by method (:class:`MethodImpl`)
+
+
+@dataclass(frozen=True)
+class MethodImpl:
+    """One ``TGR_OP_METHOD`` definition."""
+
+    name: str  # METHOD_SOFTMAX_FLOAT
+    op: int  # the opcode whose method it is
+
+    @property
+    def label(self) -> str:
+        """The name ``tgr_plan_needs`` and refusals use: METHOD_SOFTMAX_FLOAT -> softmax_float."""
+        return self.name.removeprefix("METHOD_").lower()
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,7 @@ class Catalog:
 
     ops: dict[int, OpImpl]
     paths: dict[int, PathImpl]
+    methods: dict[int, MethodImpl]
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,7 @@ class Needs:
     paths: dict[int, str]
     lz4: bool
     slow_peak: int  # slow arena bytes the run used (exactly what `slow = "auto"` reserves)
+    methods: dict[int, str] = field(default_factory=dict)  # of the ops with methods
 
 
 def _code(path: Path) -> str:
@@ -96,9 +116,17 @@ def scan(runtime: Path) -> Catalog:
 
     ops: dict[int, OpImpl] = {}
     paths: dict[int, PathImpl] = {}
+    methods: dict[int, MethodImpl] = {}
     for text in texts:
         for name, tiling in _OP_IMPL.findall(text):
             ops[_value_of(values, name, ops, "op")] = OpImpl(name, tiling, True)
+        for name, tiling in _OP_METHODS.findall(text):
+            ops[_value_of(values, name, ops, "op")] = OpImpl(name, tiling, True, methods=True)
+        for op_name, name in _OP_METHOD.findall(text):
+            code = _value_of(values, name, methods, "method")
+            if not 0 < code < 32:
+                raise BuiltInError(f"method {name} = {code}: method codes are 1..31 (one bit each in a mask)")
+            methods[code] = MethodImpl(name, values.get(op_name, -1))
         for name in _OP_REFUSED.findall(text):
             ops[_value_of(values, name, ops, "op")] = OpImpl(name, "0", False)
         for macro, name in _PATH_IMPL.findall(text):
@@ -107,7 +135,13 @@ def scan(runtime: Path) -> Catalog:
     for kind, found in (("op", ops), ("path", paths)):
         if not found:
             raise BuiltInError(f"no {kind} implementations found under {runtime_tree.source_root(runtime)}")
-    return Catalog(ops=ops, paths=paths)
+    for code, method in methods.items():
+        if method.op not in ops or not ops[method.op].methods:
+            raise BuiltInError(f"method {method.name} belongs to no TGR_OP_METHODS op")
+    for code, op in ops.items():
+        if op.methods and not any(m.op == code for m in methods.values()):
+            raise BuiltInError(f"op {op.name} runs by method but has no TGR_OP_METHOD")
+    return Catalog(ops=ops, paths=paths, methods=methods)
 
 
 def _value_of(values: dict[str, int], name: str, found: dict, kind: str) -> int:
@@ -119,25 +153,25 @@ def _value_of(values: dict[str, int], name: str, found: dict, kind: str) -> int:
 
 
 def parse_needs(text: str) -> Needs | None:
-    """``tgr_plan_needs`` output (``op 1 Conv``, ``path 0 normal``, ``lz4 0`` lines) -> :class:`Needs`.
+    """``tgr_plan_needs`` output (``op 1 Conv``, ``method 1 softmax_integer``, ``path 0 normal``,
+    ``lz4 0`` lines) -> :class:`Needs`.
 
     ``None`` when the runtime refused the plan or the arenas (an ``error`` line): the firmware
     then links the full runtime and reports that refusal itself, exactly as it would have.
     """
     if text.startswith("error "):
         return None
-    ops: dict[int, str] = {}
-    paths: dict[int, str] = {}
+    named: dict[str, dict[int, str]] = {"op": {}, "path": {}, "method": {}}
     scalars: dict[str, int] = {}
     for line in text.splitlines():
         words = line.split()
-        if len(words) == 3 and words[0] in ("op", "path") and words[1].isdigit():
-            (ops if words[0] == "op" else paths)[int(words[1])] = words[2]
+        if len(words) == 3 and words[0] in named and words[1].isdigit():
+            named[words[0]][int(words[1])] = words[2]
         elif len(words) == 2 and words[0] in ("lz4", "slow_peak") and words[1].isdigit():
             scalars[words[0]] = int(words[1])
     if set(scalars) != {"lz4", "slow_peak"}:
         raise BuiltInError(f"tgr_plan_needs printed no lz4/slow_peak lines: {text.strip()[:200]!r}")
-    return Needs(ops, paths, scalars["lz4"] == 1, scalars["slow_peak"])
+    return Needs(named["op"], named["path"], scalars["lz4"] == 1, scalars["slow_peak"], named["method"])
 
 
 def render(catalog: Catalog, needs: Needs | None = None) -> dict[str, str]:
@@ -147,11 +181,12 @@ def render(catalog: Catalog, needs: Needs | None = None) -> dict[str, str]:
     always does ("not supported by this runtime").
     """
     ops = sorted(catalog.ops) if needs is None else sorted(needs.ops.keys() & catalog.ops.keys())
+    methods = sorted(catalog.methods) if needs is None else sorted(needs.methods.keys() & catalog.methods.keys())
     paths = sorted(catalog.paths) if needs is None else sorted(needs.paths.keys() & catalog.paths.keys())
     lz4 = True if needs is None else needs.lz4
-    what = "the full runtime" if needs is None else "the ops and paths of one plan"
+    what = "the full runtime" if needs is None else "the ops, methods and paths of one plan"
     head = f"/* Generated by site_scons/tigris_scons/builtin.py: {what}. Do not edit. */\n"
-    return {"ops/ops_built_in.c": head + _ops_unit(catalog, ops),
+    return {"ops/ops_built_in.c": head + _ops_unit(catalog, ops, methods),
             "exec/paths_built_in.c": head + _paths_unit(catalog, paths),
             "memory/weights_built_in.c": head + _weights_unit(lz4)}
 
@@ -161,29 +196,52 @@ def _switch(selector: str, cases: list[tuple[int, str, str]], fallback: str) -> 
     return f"    switch ({selector}) {{\n{rows}    default:\n        {fallback}\n    }}\n"
 
 
-def _ops_unit(catalog: Catalog, ops: list[int]) -> str:
+def _ops_unit(catalog: Catalog, ops: list[int], methods: list[int]) -> str:
     impls = [(c, catalog.ops[c]) for c in ops]
     running = [(c, i) for c, i in impls if i.runs]
     bitmap = [0] * 32
     for code in catalog.ops:
         bitmap[code // 8] |= 1 << (code % 8)
+    methods_of = {c: [m for m in methods if catalog.methods[m].op == c] for c, i in impls if i.methods}
+    run_args = "const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region"
     decls = "".join(f"tgr_status tgr_check_{i.name}(const tgr_plan *p, uint32_t op, tgr_error *err);\n" for _, i in impls)
-    decls += "".join(f"void tgr_run_{i.name}(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, "
-                     f"const int32_t *region);\n" for _, i in running)
+    decls += "".join(f"uint32_t tgr_method_of_{i.name}(const tgr_plan *p, uint32_t op);\n" for _, i in impls if i.methods)
+    decls += "".join(f"void tgr_run_{i.name}({run_args});\n" for _, i in running if not i.methods)
+    decls += "".join(f"void tgr_run_{catalog.methods[m].name}({run_args});\n" for m in methods)
     built = [(c, i.name, f"return TGR_OP_BUILT_IN{' | TGR_OP_RUNS' if i.runs else ''} | ({i.tiling});")
              for c, i in impls]
-    checks = [(c, i.name, f"return tgr_check_{i.name}(p, op, err);") for c, i in impls]
-    runs = [(c, i.name, f"tgr_run_{i.name}(p, op, tensor_ptr, region);\n        return;") for c, i in running]
+    checks = [(c, i.name, f"return tgr_check_{i.name}(p, op, err);") for c, i in impls if not i.methods]
+    checks += [(c, i.name, f"st = tgr_check_{i.name}(p, op, err);\n        return st != TGR_OK ? st : "
+                           f"tgr_check_method(p, op, tgr_method_of_{i.name}(p, op), 0x{sum(1 << m for m in methods_of[c]):x}u, err);")
+               for c, i in impls if i.methods]
+    runs = [(c, i.name, f"tgr_run_{i.name}(p, op, tensor_ptr, region);\n        return;") for c, i in running if not i.methods]
+    runs += [(c, i.name, _method_switch(catalog, i.name, methods_of[c])) for c, i in running if i.methods]
+    method_of = [(c, i.name, f"return tgr_method_of_{i.name}(p, op);") for c, i in impls if i.methods]
+    names = [(m, catalog.methods[m].name, f'return "{catalog.methods[m].label}";') for m in sorted(catalog.methods)]
     return ('#include "ops/ops_registry.h"\n\n' + decls
-            + "\nuint32_t tgr_built_in_op(uint32_t opcode)\n{\n" + _switch("opcode", built, "return 0u;") + "}\n"
+            + "\nuint32_t tgr_built_in_op(uint32_t opcode)\n{\n" + _switch("opcode", sorted(built), "return 0u;") + "}\n"
             + "\ntgr_status tgr_built_in_check(const tgr_plan *p, uint32_t op, tgr_error *err)\n{\n"
-            + _switch("op_type(p, op)", checks, "return tgr_fail(err, TGR_ERR_UNSUPPORTED, \"op %u is not built in\", op);")
+            + ("    tgr_status st;\n" if methods_of else "")
+            + _switch("op_type(p, op)", sorted(checks),
+                      "return tgr_fail(err, TGR_ERR_UNSUPPORTED, \"op %u is not built in\", op);")
             + "}\n"
-            + "\nvoid tgr_built_in_run(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)\n{\n"
+            + f"\nvoid tgr_built_in_run({run_args})\n{{\n"
             + ("" if running else "    (void)tensor_ptr;\n    (void)region;\n")
-            + _switch("op_type(p, op)", runs, "return; /* the loader refused every op this build does not run */")
+            + _switch("op_type(p, op)", sorted(runs), "return; /* the loader refused every op this build does not run */")
             + "}\n"
+            + "\nuint32_t tgr_built_in_method(const tgr_plan *p, uint32_t op)\n{\n"
+            + _switch("op_type(p, op)", sorted(method_of), "return 0u;") + "}\n"
+            + "\nconst char *tgr_method_name(uint32_t method)\n{\n" + _switch("method", names, 'return "?";') + "}\n"
             + "\nconst uint8_t tgr_full_runtime_ops[32] = {" + ", ".join(f"0x{b:02x}" for b in bitmap) + "};\n")
+
+
+def _method_switch(catalog: Catalog, op_name: str, methods: list[int]) -> str:
+    """The run of an op with methods: a switch over the methods this build has."""
+    rows = "".join(f"        case {m}u: /* {catalog.methods[m].name} */\n"
+                   f"            tgr_run_{catalog.methods[m].name}(p, op, tensor_ptr, region);\n            return;\n"
+                   for m in methods)
+    return (f"switch (tgr_method_of_{op_name}(p, op)) {{\n{rows}        default:\n"
+            f"            return; /* the loader refused every method this build does not run */\n        }}")
 
 
 def _paths_unit(catalog: Catalog, paths: list[int]) -> str:

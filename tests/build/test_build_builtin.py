@@ -35,8 +35,12 @@ def test_catalog_has_every_definition_once() -> None:
     catalog = builtin.scan(RUNTIME)
     ops = _definitions(r"\nTGR_OP_IMPL\((OP_\w+),")
     refused = _definitions(r"\nTGR_OP_REFUSED\((OP_\w+),")
-    assert sorted(i.name for i in catalog.ops.values()) == sorted(ops + refused)
+    by_method = _definitions(r"\nTGR_OP_METHODS\((OP_\w+),")
+    assert sorted(i.name for i in catalog.ops.values()) == sorted(ops + refused + by_method)
     assert sorted(i.name for i in catalog.ops.values() if not i.runs) == sorted(refused)
+    assert sorted(i.name for i in catalog.ops.values() if i.methods) == sorted(by_method)
+    methods = _definitions(r"\nTGR_OP_METHOD\((OP_\w+), (METHOD_\w+),")
+    assert sorted((catalog.ops[m.op].name, m.name) for m in catalog.methods.values()) == sorted(methods)
     paths = _definitions(r"\nTGR_PATH_(?:IMPL|RUNNER)\((TGR_PATH_\w+),")
     assert sorted(i.name for i in catalog.paths.values()) == sorted(paths)
     assert [i.name for i in catalog.paths.values() if not i.fits] == ["TGR_PATH_NORMAL"]
@@ -65,6 +69,10 @@ def test_catalog_matches_the_compiled_runtime(full_library: ctypes.CDLL) -> None
     assert set(compiled) == set(catalog.ops)
     assert {c for c, bits in compiled.items() if not bits & RUNS} == {c for c, i in catalog.ops.items() if not i.runs}
     assert all(bits & 0xFF == 0 for c, bits in compiled.items() if not catalog.ops[c].runs)
+    name = full_library.tgr_method_name
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.c_uint32]
+    assert {m: name(m).decode() for m in range(32) if name(m) != b"?"} == {
+        m: i.label for m, i in catalog.methods.items()}
     paths = ctypes.c_uint32.in_dll(full_library, "tgr_built_in_paths").value
     assert paths == sum(1 << c for c in catalog.paths)
     bitmap = (ctypes.c_uint8 * 32).in_dll(full_library, "tgr_full_runtime_ops")
@@ -74,18 +82,23 @@ def test_catalog_matches_the_compiled_runtime(full_library: ctypes.CDLL) -> None
 def test_a_plans_units_list_exactly_its_ops_and_paths() -> None:
     catalog = builtin.scan(RUNTIME)
     conv, softmax, unknown = 1, 10, 250
+    softmax_float = next(c for c, m in catalog.methods.items() if m.name == "METHOD_SOFTMAX_FLOAT")
     units = builtin.render(catalog, Needs({conv: "Conv", softmax: "Softmax", unknown: "?"}, {0: "normal", 5: "rows"},
-                                          lz4=False, slow_peak=0))
+                                          lz4=False, slow_peak=0, methods={softmax_float: "softmax_float"}))
     ops = units["ops/ops_built_in.c"]
-    assert set(re.findall(r"tgr_run_(OP_\w+)\(p", ops)) == {catalog.ops[conv].name, catalog.ops[softmax].name}
-    assert set(re.findall(r"return tgr_check_(OP_\w+)\(", ops)) == {catalog.ops[conv].name, catalog.ops[softmax].name}
+    assert set(re.findall(r"tgr_run_(OP_\w+)\(p", ops)) == {catalog.ops[conv].name}
+    assert set(re.findall(r"tgr_run_(METHOD_\w+)\(p", ops)) == {"METHOD_SOFTMAX_FLOAT"}
+    assert f"tgr_method_of_OP_SOFTMAX(p, op), 0x{1 << softmax_float:x}u, err)" in ops
+    assert set(re.findall(r"tgr_check_(OP_\w+)\(p", ops)) == {catalog.ops[conv].name, catalog.ops[softmax].name}
     paths = units["exec/paths_built_in.c"]
     assert f"tgr_built_in_paths = 0x{1 | 1 << 5:x}u" in paths
     assert set(re.findall(r"return tgr_path_run_(TGR_PATH_\w+)\(", paths)) == {"TGR_PATH_NORMAL", "TGR_PATH_ROWS"}
     assert set(re.findall(r"return tgr_path_fits_(TGR_PATH_\w+)\(", paths)) == {"TGR_PATH_ROWS"}
     assert "tgr_plain_" in units["memory/weights_built_in.c"] and "tgr_lz4_" not in units["memory/weights_built_in.c"]
     full = builtin.render(catalog)
-    assert len(re.findall(r"tgr_run_OP_\w+\(p", full["ops/ops_built_in.c"])) == sum(i.runs for i in catalog.ops.values())
+    assert len(re.findall(r"tgr_run_OP_\w+\(p", full["ops/ops_built_in.c"])) == sum(
+        i.runs and not i.methods for i in catalog.ops.values())
+    assert len(re.findall(r"tgr_run_METHOD_\w+\(p", full["ops/ops_built_in.c"])) == len(catalog.methods)
     assert "tgr_lz4_bind_weight_blocks(" in full["memory/weights_built_in.c"]
 
 
@@ -100,8 +113,9 @@ def test_the_smallest_units_compile(tmp_path: Path) -> None:
 
 
 def test_parse_needs() -> None:
-    needs = builtin.parse_needs("op 1 Conv\nop 10 Softmax\npath 0 normal\nlz4 1\nslow_peak 512\n")
-    assert needs == Needs({1: "Conv", 10: "Softmax"}, {0: "normal"}, True, 512)
+    needs = builtin.parse_needs("op 1 Conv\nop 10 Softmax\nmethod 2 softmax_float\npath 0 normal\nlz4 1\n"
+                                "slow_peak 512\n")
+    assert needs == Needs({1: "Conv", 10: "Softmax"}, {0: "normal"}, True, 512, {2: "softmax_float"})
     assert builtin.parse_needs("error TGR_ERR_ARENA slow arena too small\n") is None
     with pytest.raises(BuiltInError, match="no lz4/slow_peak"):
         builtin.parse_needs("op 1 Conv\npath 0 normal\n")
@@ -116,6 +130,9 @@ def _runtime_copy(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("line, refusal", [
     ("TGR_OP_IMPL(OP_CONV, TILING_WINDOW, check_conv, run_conv);", "implemented twice"),
     ("TGR_OP_IMPL(OP_NO_SUCH_OP, TILING_NONE, check_conv, run_conv);", "OP_NO_SUCH_OP has no enum value"),
+    ("TGR_OP_METHOD(OP_CONV, METHOD_SOFTMAX_FLOAT, run_conv);", "implemented twice"),
+    ("enum { METHOD_CONV_SPARE = 7 };\nTGR_OP_METHOD(OP_CONV, METHOD_CONV_SPARE, run_conv);",
+     "METHOD_CONV_SPARE belongs to no TGR_OP_METHODS op"),
 ])
 def test_scan_refuses_what_it_cannot_list_once(tmp_path: Path, line: str, refusal: str) -> None:
     runtime = _runtime_copy(tmp_path)
@@ -130,3 +147,11 @@ def test_scan_ignores_a_definition_in_a_comment(tmp_path: Path) -> None:
     conv = runtime / "src/ops/ops_conv.c"
     conv.write_text(conv.read_text() + "/*\nTGR_OP_IMPL(OP_SOFTMAX, TILING_NONE, check_conv, run_conv);\n*/\n")
     assert builtin.scan(runtime) == builtin.scan(RUNTIME)
+
+
+def test_scan_refuses_an_op_by_method_without_methods(tmp_path: Path) -> None:
+    runtime = _runtime_copy(tmp_path)
+    family = runtime / "src/ops/ops_activation.c"
+    family.write_text(re.sub(r"\nTGR_OP_METHOD\(OP_SOFTMAX,[^\n]*", "", family.read_text()))
+    with pytest.raises(BuiltInError, match="OP_SOFTMAX runs by method but has no TGR_OP_METHOD"):
+        builtin.scan(runtime)

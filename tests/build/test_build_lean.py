@@ -66,6 +66,31 @@ def test_a_firmware_refuses_an_op_it_does_not_link(tmp_path, tiny_plan):
     assert sizes[1] < sizes[0] - 2048, sizes
 
 
+def test_a_firmware_links_only_the_softmax_method_its_plan_takes(tmp_path, ds_cnn_plan):
+    """DS-CNN's Softmax takes the float method (output scale 1/255): its firmware links that
+    method and libm's expf, not the integer one. A Conv + Softmax plan quantized to 1/256, -128
+    takes the integer method: on DS-CNN's firmware it is refused by method name; built for its
+    own plan it runs without expf."""
+    from test_ops_activation import TILED
+
+    from models_activation import plan_of
+
+    make, quant = TILED["softmax_integer"]
+    plan = plan_of(tmp_path, "softmax_integer", make(), quant, budget="256K")
+    build = tmp_path / "build"
+    done = Scons(REPO)(f"model={plan}", f"build_dir={build}", f"runtime={ds_cnn_plan}", "run", expect=2)
+    _refused(done, build / "softmax_integer/softmax_integer.run.log",
+             r"firmware said: ERROR TGR_ERR_UNSUPPORTED: op \d+ \(Softmax\) takes the softmax_integer method, "
+             r"which is not built into this firmware")
+    refused_elf = build / "softmax_integer/softmax_integer.elf"
+    assert _linked(refused_elf, "tgr_run_METHOD_") == {"SOFTMAX_FLOAT"}
+    assert "expf" in _linked(refused_elf, "")
+    Scons(REPO)(f"model={plan}", f"build_dir={tmp_path / 'own'}", "run")
+    own_elf = tmp_path / "own/softmax_integer/softmax_integer.elf"
+    assert _linked(own_elf, "tgr_run_METHOD_") == {"SOFTMAX_INTEGER"}
+    assert "expf" not in _linked(own_elf, "")
+
+
 def test_a_firmware_refuses_a_path_or_codec_it_does_not_link(tmp_path, ds_cnn_plan):
     """DS-CNN at 2K (chains, by-input) and DS-CNN with LZ4 weights, on a firmware built for
     DS-CNN at 20K (one normal stage, no LZ4)."""

@@ -80,8 +80,12 @@ void tgr_mean_accumulate(int32_t positions, int32_t channels, const int8_t *inpu
 void tgr_global_avg_pool_s8(int32_t batch, int32_t channels, const int8_t *input, const tgr_mean *m,
                             int8_t *output);
 
-/* Softmax over the last axis of `rows` rows of `depth` elements. */
-void tgr_softmax_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
-                    const tgr_qparams *out, int8_t *output);
+/* Softmax over the last axis of `rows` rows of `depth` elements, by the method the output
+ * quantization selects: the integer method when tgr_softmax_is_integer(out), else float. */
+int tgr_softmax_is_integer(const tgr_qparams *out);
+void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
+                            int8_t *output);
+void tgr_softmax_float_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
+                          const tgr_qparams *out, int8_t *output);
 
 #endif /* TGR_KERNELS_H */

@@ -1,6 +1,8 @@
 /*
  * int8 Softmax over the last axis (docs/execution.md#softmax). Two methods, chosen from the
- * output quantization exactly as the reference runtime chooses them:
+ * output quantization exactly as the reference runtime chooses them (tgr_softmax_is_integer),
+ * each its own function so a firmware links only the one its plan takes (the float method is
+ * what pulls libm's expf into an image):
  *  - output scale exactly 1/256 and zero point -128: TFLite's integer softmax (fixed-point
  *    exp of the scaled differences, Q12 accumulation, Newton reciprocal);
  *  - anything else: float32 exp/sum/divide/round.
@@ -111,14 +113,14 @@ static int count_leading_zeros(uint32_t x)
     return n;
 }
 
-static void softmax_integer(int32_t rows, int32_t depth, const int8_t *input, float input_scale,
+void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
                             int8_t *output)
 {
     int32_t multiplier;
     int32_t left_shift;
     int32_t diff_min;
     int32_t r, c;
-    double real_multiplier = (double)input_scale * (double)(1 << (31 - SCALED_DIFF_INTEGER_BITS));
+    double real_multiplier = (double)in->scale * (double)(1 << (31 - SCALED_DIFF_INTEGER_BITS));
     if (real_multiplier > 2147483647.0) {
         real_multiplier = 2147483647.0;
     }
@@ -164,7 +166,7 @@ static void softmax_integer(int32_t rows, int32_t depth, const int8_t *input, fl
     }
 }
 
-static void softmax_float(int32_t rows, int32_t depth, const int8_t *input, float input_scale,
+void tgr_softmax_float_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
                           const tgr_qparams *out, int8_t *output)
 {
     int32_t r, c;
@@ -179,10 +181,10 @@ static void softmax_float(int32_t rows, int32_t depth, const int8_t *input, floa
             }
         }
         for (c = 0; c < depth; ++c) {
-            sum += expf(input_scale * (float)((int32_t)x[c] - max_value));
+            sum += expf(in->scale * (float)((int32_t)x[c] - max_value));
         }
         for (c = 0; c < depth; ++c) {
-            float e = expf(input_scale * (float)((int32_t)x[c] - max_value));
+            float e = expf(in->scale * (float)((int32_t)x[c] - max_value));
             float q = roundf((e / sum) / out->scale) + (float)out->zero_point;
             if (q < -128.0f) {
                 q = -128.0f;
@@ -194,12 +196,7 @@ static void softmax_float(int32_t rows, int32_t depth, const int8_t *input, floa
     }
 }
 
-void tgr_softmax_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
-                    const tgr_qparams *out, int8_t *output)
+int tgr_softmax_is_integer(const tgr_qparams *out)
 {
-    if (out->scale == 1.0f / 256.0f && out->zero_point == -128) {
-        softmax_integer(rows, depth, input, in->scale, output);
-    } else {
-        softmax_float(rows, depth, input, in->scale, out, output);
-    }
+    return out->scale == 1.0f / 256.0f && out->zero_point == -128;
 }

@@ -51,6 +51,32 @@ enum {
     tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err) { return check(p, op, err); } \
     tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err)
 
+/* An op whose arithmetic takes one of several methods, chosen from the plan at load time (the
+ * reference picks Softmax's integer or float method from its output quantization): `method_of`
+ * names the method op `op` takes, and each method is its own TGR_OP_METHOD run, so a firmware
+ * links only the methods its plan takes (the generated check refuses the others by name). The
+ * build reads the op of each method from the macro's first argument. */
+#define TGR_OP_METHODS(code, tiling, check, method_of)                                          \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err);                \
+    uint32_t tgr_method_of_##code(const tgr_plan *p, uint32_t op);                              \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err) { return check(p, op, err); } \
+    uint32_t tgr_method_of_##code(const tgr_plan *p, uint32_t op) { return method_of(p, op); } \
+    uint32_t tgr_method_of_##code(const tgr_plan *p, uint32_t op)
+
+#define TGR_OP_METHOD(code, method, run)                                                        \
+    void tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region); \
+    void tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region) \
+    {                                                                                           \
+        run(p, op, tensor_ptr, region);                                                         \
+    }                                                                                           \
+    void tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
+
+/* The methods (codes 1..31, one bit each in the generated masks). */
+enum {
+    METHOD_SOFTMAX_INTEGER = 1, /* output scale 1/256, zero point -128: fixed-point exp, Q12 sum */
+    METHOD_SOFTMAX_FLOAT = 2    /* any other output quantization: float32 expf/sum/divide */
+};
+
 /* ---- helpers shared by the families (ops_common.c) --------------------------------------- */
 
 /* A Q0.31 multiplier with a shift the kernels can apply. */

@@ -42,7 +42,7 @@ static tgr_status check_softmax(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (tensor_ndim(p, in) == 0u || !tgr_same_shape(p, in, out)) {
         return tgr_bad_op(err, p, o, "input and output shapes differ");
     }
-    if (qout.scale == 1.0f / 256.0f && qout.zero_point == -128 && (double)qin.scale * (double)(1 << 26) < 1.0) {
+    if (tgr_softmax_is_integer(&qout) && (double)qin.scale * (double)(1 << 26) < 1.0) {
         return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (Softmax): input scale below 2^-26 is not supported", o);
     }
     return TGR_OK;
@@ -58,32 +58,68 @@ static uint32_t row_bytes(const tgr_plan *p, uint32_t t)
  * the softmax: whole tensors; row bands, whose input and output bands coincide on the row axis
  * (one contiguous run of rows); and for rank 4 (channels-last stripes, chains, 2-D tiles, or
  * row bands of H or W) each output row over the output's columns, the input buffer possibly
- * holding more rows and columns. */
-static void run_softmax(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+ * holding more rows and columns. So a run is `blocks` blocks of `rows` softmax rows, the input
+ * and output blocks `x_stride` and `y_stride` bytes apart. */
+typedef struct {
+    int32_t blocks, rows, depth;
+    int64_t x_stride, y_stride;
+    const int8_t *x;
+    int8_t *y;
+    tgr_qparams qin, qout;
+} softmax_run;
+
+static softmax_run softmax_run_of(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
-    int32_t depth = tensor_dim(p, in, tensor_ndim(p, in) - 1u);
-    const int8_t *x = (const int8_t *)tensor_ptr[in];
-    int8_t *y = (int8_t *)tensor_ptr[out];
-    tgr_qparams qin = tgr_qparams_of(p, in);
-    tgr_qparams qout = tgr_qparams_of(p, out);
-    int32_t ex[4], ey[4], r;
+    softmax_run r;
+    int32_t ex[4], ey[4];
+    r.depth = tensor_dim(p, in, tensor_ndim(p, in) - 1u);
+    r.x = (const int8_t *)tensor_ptr[in];
+    r.y = (int8_t *)tensor_ptr[out];
+    r.qin = tgr_qparams_of(p, in);
+    r.qout = tgr_qparams_of(p, out);
+    r.blocks = 1;
+    r.x_stride = r.y_stride = 0;
     if (region == NULL) {
-        tgr_softmax_s8((int32_t)(tensor_bytes(p, in) / (uint32_t)depth), depth, x, &qin, &qout, y);
-        return;
+        r.rows = (int32_t)(tensor_bytes(p, in) / (uint32_t)r.depth);
+    } else if (tensor_ndim(p, out) != 4u) {
+        r.x += (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
+        r.rows = (int32_t)(tgr_band_bytes(p, out, region) / (uint32_t)r.depth);
+    } else {
+        tgr_extent_of(p, in, region, ex);
+        tgr_extent_of(p, out, region, ey);
+        r.blocks = ey[1] - ey[0];
+        r.rows = ey[3] - ey[2];
+        r.x += ((int64_t)(ey[0] - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * r.depth;
+        r.x_stride = (int64_t)(ex[3] - ex[2]) * r.depth;
+        r.y_stride = (int64_t)r.rows * r.depth;
     }
-    if (tensor_ndim(p, out) != 4u) {
-        x += (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
-        tgr_softmax_s8((int32_t)(tgr_band_bytes(p, out, region) / (uint32_t)depth), depth, x, &qin, &qout, y);
-        return;
+    return r;
+}
+
+static void run_softmax_integer(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    const softmax_run r = softmax_run_of(p, o, tensor_ptr, region);
+    int32_t b;
+    for (b = 0; b < r.blocks; ++b) {
+        tgr_softmax_integer_s8(r.rows, r.depth, r.x + b * r.x_stride, &r.qin, r.y + b * r.y_stride);
     }
-    tgr_extent_of(p, in, region, ex);
-    tgr_extent_of(p, out, region, ey);
-    for (r = ey[0]; r < ey[1]; ++r) {
-        const int8_t *px = x + ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * depth;
-        tgr_softmax_s8(ey[3] - ey[2], depth, px, &qin, &qout, y + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * depth);
+}
+
+static void run_softmax_float(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    const softmax_run r = softmax_run_of(p, o, tensor_ptr, region);
+    int32_t b;
+    for (b = 0; b < r.blocks; ++b) {
+        tgr_softmax_float_s8(r.rows, r.depth, r.x + b * r.x_stride, &r.qin, &r.qout, r.y + b * r.y_stride);
     }
+}
+
+static uint32_t softmax_method(const tgr_plan *p, uint32_t o)
+{
+    const tgr_qparams qout = tgr_qparams_of(p, op_output(p, o, 0));
+    return tgr_softmax_is_integer(&qout) ? METHOD_SOFTMAX_INTEGER : METHOD_SOFTMAX_FLOAT;
 }
 
 /* ---- table ops ---------------------------------------------------------------------------- */
@@ -238,7 +274,9 @@ static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *er
 }
 
 
-TGR_OP_IMPL(OP_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_softmax, run_softmax);
+TGR_OP_METHODS(OP_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_softmax, softmax_method);
+TGR_OP_METHOD(OP_SOFTMAX, METHOD_SOFTMAX_INTEGER, run_softmax_integer);
+TGR_OP_METHOD(OP_SOFTMAX, METHOD_SOFTMAX_FLOAT, run_softmax_float);
 TGR_OP_IMPL(OP_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_RELU6, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_SIGMOID, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);

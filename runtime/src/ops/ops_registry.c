@@ -71,6 +71,15 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
     return TGR_OK;
 }
 
+tgr_status tgr_check_method(const tgr_plan *p, uint32_t o, uint32_t method, uint32_t built, tgr_error *err)
+{
+    if (method >= 32u || !(built & (1u << method))) {
+        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) takes the %s method, which is not built into this firmware",
+                        o, tgr_op_name(op_type(p, o)), tgr_method_name(method));
+    }
+    return TGR_OK;
+}
+
 void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
                   const uint8_t *weights)
 {

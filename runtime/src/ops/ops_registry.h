@@ -17,6 +17,14 @@ uint32_t tgr_built_in_op(uint32_t opcode);
 /* The op's check and run; only for ops tgr_built_in_op says this build has (and runs). */
 tgr_status tgr_built_in_check(const tgr_plan *p, uint32_t op, tgr_error *err);
 void tgr_built_in_run(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
+/* The method op `op` takes (ops.h TGR_OP_METHODS), 0 for an op without methods; every method of
+ * the full runtime in the host library, so tgr_plan_needs can name the plan's. */
+uint32_t tgr_built_in_method(const tgr_plan *p, uint32_t op);
+/* The method's name (METHOD_SOFTMAX_FLOAT -> "softmax_float"), "?" for an unknown code. */
+const char *tgr_method_name(uint32_t method);
+/* For the generated check: TGR_OK when `method` is among the `built` mask (bit per method code),
+ * else the refusal naming the op and the method this build lacks. */
+tgr_status tgr_check_method(const tgr_plan *p, uint32_t op, uint32_t method, uint32_t built, tgr_error *err);
 /* Bit n of byte n / 8: every opcode the full runtime implements, so a refusal can tell "not built
  * into this firmware" from "not supported". */
 extern const uint8_t tgr_full_runtime_ops[32];

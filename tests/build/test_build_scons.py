@@ -437,12 +437,16 @@ def _links_what_its_plan_uses(out: Path, name: str) -> None:
     catalog = builtin.scan(REPO / "runtime")
     symbols = subprocess.run([require_tool("arm-none-eabi-nm"), "--defined-only", str(out / f"{name}.elf")],
                              check=True, capture_output=True, text=True).stdout
-    linked_ops = set(re.findall(r" T tgr_run_(OP_\w+)$", symbols, re.M))
+    linked_methods = set(re.findall(r" T tgr_run_(METHOD_\w+)$", symbols, re.M))
+    by_name = {m.name: m for m in catalog.methods.values()}
+    linked_ops = set(re.findall(r" T tgr_run_(OP_\w+)$", symbols, re.M)) | {
+        catalog.ops[by_name[m].op].name for m in linked_methods}
     plan_ops = {op["op_type"] for op in read_binary_plan((out / f"{name}.tgrs").read_bytes())["ops"]}
     assert linked_ops == {catalog.ops[c].name for c in plan_ops}, name
     linked_paths = {p.removeprefix("TGR_PATH_").lower() for p in re.findall(r" T tgr_path_run_(TGR_PATH_\w+)$", symbols, re.M)}
     needs = builtin.parse_needs((out / f"{name}.needs.txt").read_text())
     assert linked_paths == set(needs.paths.values()), name
+    assert {by_name[m].label for m in linked_methods} == set(needs.methods.values()), name
     from tigris.runtime import Session
 
     with Session(str(out / f"{name}.tgrs")) as session:

@@ -226,6 +226,17 @@ tgr_status tgr_run(tgr_session *session,
                    void *const *outputs, const uint32_t *output_bytes, uint32_t num_outputs,
                    tgr_error *err);
 
+/* Work profile. The opcode name of op `op` of a loaded plan, and its multiply-accumulates
+ * (Conv, DepthwiseConv, ConvTranspose, Gemm and MatMul; 0 for every other op). */
+const char *tgr_plan_op_name(const tgr_plan *plan, uint32_t op);
+uint32_t tgr_plan_op_macs(const tgr_plan *plan, uint32_t op);
+
+/* A runtime built with TGR_PROFILE=1 (the firmware's `profile=1`) calls these, which the
+ * application defines, directly before (end 0) and after (end 1) each op's run and each
+ * execution unit (a stage, or the stages of a chain). Other builds never call them. */
+void tgr_profile_op(uint32_t op, int end);
+void tgr_profile_unit(uint32_t stage, int end);
+
 /* Short stable name of a status code, e.g. "TGR_ERR_UNSUPPORTED". */
 const char *tgr_status_name(tgr_status status);
 

@@ -341,6 +341,8 @@ def _qemu_run(target, source, env):
                                    "finished": time.time(), "log": target[0].get_path(),
                                    "work": work_figure(log.work_ticks(), log.work.get("clock"),
                                                        icount_shift(params["qemu_flags"]))}
+    if "profile" in (logged := log.to_dict()):  # profile=1: ticks and MACs per op, ticks per unit
+        document["profile"] = logged["profile"]
     write_json(target[1].get_abspath(), document)
     header = f"---- QEMU {params['model']}: {target[0].get_path()} ({result.seconds:.2f} s) ----\n"
     _write(header + _echo(result.transcript) + ("\n" if result.transcript else ""))
@@ -463,6 +465,10 @@ def _cross_env(env):
                  CPPPATH=[env.Dir("$TIGRISBUILD_RUNTIME_DIR/include")])
     if not env.get(PREFIX + "MESSAGES", True):
         cross.Append(CPPDEFINES=[("TGR_MESSAGES", 0)])
+    if env.get(PREFIX + "MVE"):
+        cross["TIGRISBUILD_CPU_FLAGS"] = list(firmware_recipe.MVE_CPU_FLAGS)
+    if env.get(PREFIX + "PROFILE"):
+        cross.Append(CPPDEFINES=[("TGR_PROFILE", 1)])
     if not env.get(PREFIX + "VERBOSE"):
         cross["CCCOMSTR"] = "CC (cm55) $TARGET"
         cross["ARCOMSTR"] = "AR (cm55) $TARGET"
@@ -492,9 +498,11 @@ def _guard(env, nodes, message: str | None, name: str) -> None:
 
 
 def _runtime_variant(env) -> str:
-    """Folder name of one compiled form of the runtime: ``runtime-a16``, ``runtime-a16-m0`` (messages=0)."""
+    """Folder name of one compiled form of the runtime: ``runtime-a16``, ``runtime-a16-m0`` (messages=0),
+    ``runtime-a16-mve`` (mve=1), ``runtime-a16-prof`` (profile=1), and their combinations."""
     align = env.subst("$TIGRISBUILD_TENSOR_ALIGN")
-    return f"runtime-a{align}" + ("" if env.get(PREFIX + "MESSAGES", True) else "-m0")
+    return (f"runtime-a{align}" + ("" if env.get(PREFIX + "MESSAGES", True) else "-m0")
+            + ("-mve" if env.get(PREFIX + "MVE") else "") + ("-prof" if env.get(PREFIX + "PROFILE") else ""))
 
 
 def _runtime_library(env, cross):
@@ -638,6 +646,7 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
         "slow_in_ddr": decl.slow_in_ddr, "seed": decl.seed, "tensor_align": align,
         "plan_window": int(env.subst("$TIGRISBUILD_PLAN_WINDOW")),
         "validate": env.subst("$TIGRISBUILD_VALIDATE") or "full",
+        "profile": bool(env.get(PREFIX + "PROFILE")),
     }
     arenas = {"fast": decl.fast_arena, "slow": decl.slow_arena, "align": align}
     needs = _plan_needs_node(env, out(".needs.txt"), plan, arenas)
@@ -776,6 +785,10 @@ def add_variables(env, opts) -> None:
                           "change after the build); digest: the build validates it, the firmware checks its "
                           "FNV-1a digest and links no loader (the plan is fixed with the firmware)", "full",
                           allowed_values=("full", "digest")))
+    opts.Add(BoolVariable("mve", "1: build for the Cortex-M55 with Helium (-mcpu=cortex-m55; kernels in MVE); "
+                          "0 (default): cortex-m55+nomve, kernels on the DSP extension", False))
+    opts.Add(BoolVariable("profile", "1: the firmware prints SysTick ticks and multiply-accumulates per op and "
+                          "ticks per execution unit (PROFILE lines; with icount=1, x31.25 = instructions)", False))
     opts.Add("runtime", "what the firmware's runtime links: plan (the ops and paths the model's plan takes), "
              "full (everything), or a .tgrs file (what that plan takes)", "plan")
     opts.Add(EnumVariable("tensor_align", "TGR_TENSOR_ALIGN for the runtime (target default 16, host default 32)", "",
@@ -816,6 +829,8 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_RUNTIME_SET="plan",
         TIGRISBUILD_MESSAGES=True,
         TIGRISBUILD_VALIDATE="full",
+        TIGRISBUILD_MVE=False,
+        TIGRISBUILD_PROFILE=False,
         TIGRISBUILD_HOST_CC="gcc",
     )
     for key, value in kw.items():

@@ -33,6 +33,9 @@ SOURCES = ("startup.c", "semihosting.c", "systick.c")
 SELFTEST_SOURCE = "selftest.c"
 
 CPU_FLAGS = ("-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard")
+#: ``mve=1``: the same core with its Helium (M-profile vector) extension; the kernels take their
+#: MVE forms (kernels/simd32.h, __ARM_FEATURE_MVE). QEMU's mps3-an547 executes both.
+MVE_CPU_FLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")
 SECTION_FLAGS = ("-ffunction-sections", "-fdata-sections")
 GC_LINK_FLAGS = ("-Wl,--gc-sections",)
 #: Target code is built for size: the loader, executor, checks and firmware run once or once per
@@ -69,6 +72,7 @@ class FirmwareParams:
     tensor_align: int
     plan_window: int = DEFAULT_PLAN_WINDOW
     validate: str = "full"  # full: the firmware's loader validates the plan; digest: see template_context
+    profile: bool = False  # PROFILE lines: ticks per op and per execution unit (runtime built with TGR_PROFILE)
 
 
 def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None,
@@ -109,6 +113,9 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
         "float_inputs": any(t.dtype_name == "float32" for t in plan.inputs),
         "float_outputs": any(t.dtype_name == "float32" for t in plan.outputs),
         "tensor_align": params.tensor_align,
+        "profile": params.profile,
+        "num_ops": plan.num_ops,
+        "num_stages": plan.num_stages,
     })
 
 

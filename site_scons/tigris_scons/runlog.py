@@ -8,6 +8,8 @@ changed or removed)::
     OUTPUT n=<elements> checksum=<fnv1a32> min=<v> max=<v> nonmin=<count>
     ARENA fast_peak=<b> slow_used=<b> total_sram=<b> bytes (fast_cap=<b> slow_cap=<b>) slow_end=<b> stack_peak=<b>
     WORK systick_ticks=<n> clock=32MHz-virtual    (optional: firmwares before it lack the line)
+    PROFILE op=<i> type=<Op> ticks=<n> macs=<n>  (profile=1 only: one per op, then
+    PROFILE unit=<stage> ticks=<n>                  one per execution unit that ran)
     OUTPUT_BYTES <index> <name> <hex>         (one per output)
     BENCH_END status=ok
 
@@ -55,6 +57,8 @@ class RunLog:
     arena: dict[str, int] = field(default_factory=dict)  # fast_peak, slow_used, total_sram, caps
     output_bytes: dict[int, tuple[str, bytes]] = field(default_factory=dict)
     work: dict[str, str] = field(default_factory=dict)  # systick_ticks, clock (WORK line)
+    profile_ops: list[dict[str, Any]] = field(default_factory=list)  # op, type, ticks, macs (PROFILE op=)
+    profile_units: dict[int, int] = field(default_factory=dict)  # stage -> ticks (PROFILE unit=)
     end_status: str | None = None
     end: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
@@ -84,6 +88,9 @@ class RunLog:
             "arena": dict(self.arena),
             "output_bytes": {str(i): {"name": n, "hex": b.hex()} for i, (n, b) in sorted(self.output_bytes.items())},
             "work": dict(self.work),
+            **({"profile": {"ops": list(self.profile_ops),
+                            "units": {str(k): v for k, v in sorted(self.profile_units.items())}}}
+               if self.profile_ops or self.profile_units else {}),
             "end_status": self.end_status,
             "problems": list(self.problems),
         }
@@ -142,6 +149,16 @@ def parse_run_log(text: str) -> RunLog:
             except (KeyError, ValueError):
                 log.problems.append(f"malformed line: {line!r}")
                 log.work = {}
+        elif line.startswith("PROFILE "):
+            values = _kv(line)
+            try:
+                if "op" in values:
+                    log.profile_ops.append({"op": _int(values["op"]), "type": values["type"],
+                                            "ticks": _int(values["ticks"]), "macs": _int(values["macs"])})
+                else:
+                    log.profile_units[_int(values["unit"])] = _int(values["ticks"])
+            except (KeyError, ValueError):
+                log.problems.append(f"malformed line: {line!r}")
         elif line.startswith(_FAILURE_PREFIXES):
             log.problems.append(f"firmware reported: {line[:200]}")
         elif m := _END.match(line):

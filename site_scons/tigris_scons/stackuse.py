@@ -73,6 +73,7 @@ _CALL = re.compile(rf"bl{_COND}(?:\.[nw])?")
 _JUMP = re.compile(rf"(?:b{_COND}|cbn?z|le|letp|wls|wlstp)(?:\.[nw])?")
 _REG_BRANCH = re.compile(rf"(bl?x)(?:ns)?{_COND}")
 _BRANCH_FUTURE = re.compile(r"bf(?:l|x|lx|csel)?")
+_LABELLED = re.compile(r"\b([0-9a-f]+) <[^>]*>")  # "540c <fn+0x518>": an address objdump resolved
 _TARGET = re.compile(r"(?:^|[\s,])([0-9a-f]+)(?: <[^>]*>)?$")
 _INSN = re.compile(r"\s*([0-9a-f]+):\t(\S+)(?:\t(.*))?")
 _SU_LINE = re.compile(r"(.*?):(\d+):(\d+):(.+)\t(\d+)\t(static|dynamic|dynamic,bounded)")
@@ -253,7 +254,15 @@ class _Graph:
                 if not (jump and start <= to < fn.end):
                     out.add(self._containing(to, f"{fn.name}: '{op} {args}' at 0x{at:x}"))
             elif _BRANCH_FUTURE.fullmatch(op):
-                raise StackError(f"{fn.name}: branch-future instruction '{op}' at 0x{at:x} is not analysed")
+                # Armv8.1-M branch future (GCC emits BFCSEL for the cortex-m55 with MVE): BF and
+                # BFCSEL name a branch point in the function and a target, BFL a call, BFX/BFLX a
+                # register; a target outside the function is a call or a tail call.
+                if op in ("bfx", "bflx"):
+                    indirect = True
+                for label in _LABELLED.finditer(args):
+                    to = int(label[1], 16)
+                    if op == "bfl" or not start <= to < fn.end:
+                        out.add(self._containing(to, f"{fn.name}: '{op} {args}' at 0x{at:x}"))
             elif reg_branch:
                 indirect |= reg_branch[1] == "blx" or args != "lr"
             else:

@@ -102,3 +102,17 @@ def test_failure_lines_are_problems():
     assert "firmware reported: ERROR TGR_ERR_ARENA: fast arena too small" in log.problems
     fault = parse_run_log("BENCH_START x @ y\nHARDFAULT pc=0x00001234 cfsr=0x00010000\n")
     assert any(p.startswith("firmware reported: HARDFAULT") for p in fault.problems)
+
+
+def test_profile_lines_are_parsed_and_kept():
+    profile = ("PROFILE op=0 type=Conv ticks=59617 macs=320000\nPROFILE op=1 type=DepthwiseConv ticks=20316 macs=72000\n"
+               "PROFILE unit=0 ticks=79999\n")
+    log = parse_run_log(GOOD.replace("OUTPUT_BYTES", profile + "OUTPUT_BYTES"))
+    assert log.complete
+    assert log.profile_ops == [{"op": 0, "type": "Conv", "ticks": 59617, "macs": 320000},
+                               {"op": 1, "type": "DepthwiseConv", "ticks": 20316, "macs": 72000}]
+    assert log.profile_units == {0: 79999}
+    assert log.to_dict()["profile"] == {"ops": log.profile_ops, "units": {"0": 79999}}
+    assert "profile" not in parse_run_log(GOOD).to_dict()
+    bad = parse_run_log(GOOD.replace("OUTPUT_BYTES", "PROFILE op=0 type=Conv ticks=12\nOUTPUT_BYTES"))
+    assert any("malformed line" in p and "PROFILE" in p for p in bad.problems)

@@ -225,6 +225,24 @@ def test_tail_call_is_followed(tmp_path):
     assert report.reset_bytes == sum(fw.su(name) for name in ("Reset_Handler", "main", "tail", "deep"))
 
 
+def test_branch_future_call_is_followed(tmp_path):
+    """Armv8.1-M branch future (GCC emits BFCSEL in the Helium build): BFL is a call, a BF
+    inside the function is a jump like any other."""
+    fw = build(tmp_path, {"main.c": """
+        KEEP int deep(int x) { FRAME(64); return pad[1]; }
+        KEEP int caller(int x) {
+            __asm__ volatile("bf 2f, 3f\\n\\tnop\\n2:\\tnop\\n3:\\tbfl 4f, deep\\n\\tnop\\n4:\\tnop" ::: "r0", "r1", "r2",
+                             "r3", "r12", "lr", "memory");
+            return x;
+        }
+        int main(void) { return caller(2) + 1; }
+        """})
+    text = fw.disassembly("caller")
+    assert re.search(r"\tbfl\t.*<deep>", text) and re.search(r"\tbf\t", text), text
+    report = fw.analyse()
+    assert names(report.reset_path) == ["Reset_Handler", "main", "caller", "deep"]
+
+
 def test_interrupt_handler_adds_its_path_and_the_exception_frame(tmp_path):
     fw = build(tmp_path, {"main.c": """
         KEEP int irq_work(int x) { FRAME(32); return pad[2]; }

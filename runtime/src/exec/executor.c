@@ -9,6 +9,7 @@
  */
 #include <math.h>
 
+#include "base/profile.h"
 #include "exec/exec.h"
 #include "memory/pools.h"
 #include "memory/weights.h"
@@ -263,7 +264,9 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
             return st;
         }
         tgr_emit_stage_begin(s, stage, path);
+        tgr_profile_unit(stage, 0);
         st = run_unit(s, stage, last, path, limit, err);
+        tgr_profile_unit(stage, 1);
         if (st != TGR_OK) {
             return st;
         }

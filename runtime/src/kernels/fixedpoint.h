@@ -12,17 +12,16 @@
 #include <math.h>
 #include <stdint.h>
 
-/* Saturating rounding doubling high multiply: round(a * b / 2^31), ties away from zero. */
+/* Saturating rounding doubling high multiply: TFLite's (a * b + nudge) / 2^31 with nudge 2^30
+ * for a non-negative product and 1 - 2^30 for a negative one, the division truncating. For a
+ * negative product that truncation is a ceiling, and ceil((p + 1 - 2^30) / 2^31) equals
+ * floor((p + 2^30) / 2^31): one add and one arithmetic shift for every sign, exactly. */
 static inline int32_t fp_srdhm(int32_t a, int32_t b)
 {
-    int64_t product;
-    int64_t nudge;
     if (a == INT32_MIN && b == INT32_MIN) {
         return INT32_MAX;
     }
-    product = (int64_t)a * (int64_t)b;
-    nudge = product >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
-    return (int32_t)((product + nudge) / ((int64_t)1 << 31));
+    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31);
 }
 
 /* Rounding arithmetic right shift by `exponent` (0..62), ties away from zero. */
@@ -35,6 +34,16 @@ static inline int32_t fp_rdbpot(int32_t x, int exponent)
     return (int32_t)(shifted + (remainder > threshold ? 1 : 0));
 }
 
+/* fp_rdbpot for `exponent` 0..31, in 32-bit arithmetic (the same values: the remainder and the
+ * threshold stay below 2^31). */
+static inline int32_t fp_rdbpot31(int32_t x, int exponent)
+{
+    const uint32_t mask = (1u << exponent) - 1u;
+    const uint32_t remainder = (uint32_t)x & mask;
+    const uint32_t threshold = (mask >> 1) + (x < 0 ? 1u : 0u);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
 /* x * M * 2^(shift - 31) with TFLite rounding; shift > 0 is a left shift (|shift| <= 31).
  * The left shift wraps like the two's-complement int32 multiply it stands for. */
 static inline int32_t fp_mul_by_quantized_multiplier(int32_t x, int32_t multiplier, int32_t shift)
@@ -42,7 +51,18 @@ static inline int32_t fp_mul_by_quantized_multiplier(int32_t x, int32_t multipli
     int left = shift > 0 ? (int)shift : 0;
     int right = shift > 0 ? 0 : (int)-shift;
     int32_t scaled = (int32_t)((uint32_t)x << left);
-    return fp_rdbpot(fp_srdhm(scaled, multiplier), right);
+    return fp_rdbpot31(fp_srdhm(scaled, multiplier), right);
+}
+
+/* fp_mul_by_quantized_multiplier for a multiplier other than INT32_MIN (every pair the loader
+ * validates: 0 or at least 2^30), where fp_srdhm's one saturating case cannot arise: the kernels'
+ * per-output requantization, without that test. */
+static inline int32_t fp_mul_by_valid_multiplier(int32_t x, int32_t multiplier, int32_t shift)
+{
+    const int left = shift > 0 ? (int)shift : 0;
+    const int right = left - (int)shift;
+    const int64_t product = (int64_t)(int32_t)((uint32_t)x << left) * (int64_t)multiplier;
+    return fp_rdbpot31((int32_t)((product + ((int64_t)1 << 30)) >> 31), right);
 }
 
 /* 2^e as a double, exactly (no rounding: doubling and halving are exact in range), without the

@@ -183,3 +183,31 @@ TGR_OP_IMPL(OP_CONV, TILING_WINDOW, check_conv, run_conv);
 TGR_OP_IMPL(OP_DEPTHWISE, TILING_WINDOW, check_conv, run_depthwise);
 TGR_OP_IMPL(OP_GEMM, TILING_ROWS, check_gemm, run_gemm);
 TGR_OP_IMPL(OP_CONV_TRANSPOSE, TILING_WINDOW | TILING_2D_ONLY, check_conv_transpose, run_conv_transpose);
+
+uint32_t tgr_plan_op_macs(const tgr_plan *p, uint32_t o)
+{
+    const uint32_t opcode = op_type(p, o);
+    uint64_t macs = 0u;
+    if (opcode == OP_CONV || opcode == OP_DEPTHWISE || opcode == OP_CONV_TRANSPOSE) {
+        op_spatial sp;
+        tgr_window w;
+        uint64_t taps;
+        op_decode(p, o, &sp);
+        tgr_window_of(p, o, &sp, NULL, &w);
+        taps = (uint64_t)w.kernel_h * (uint64_t)w.kernel_w;
+        if (opcode == OP_CONV_TRANSPOSE) { /* each input value meets every tap of every output channel */
+            macs = (uint64_t)w.batch * (uint64_t)w.in_h * (uint64_t)w.in_w * (uint64_t)w.in_c * taps * (uint64_t)w.out_c;
+        } else {
+            macs = (uint64_t)w.batch * (uint64_t)w.out_h * (uint64_t)w.out_w * (uint64_t)w.out_c * taps *
+                   (opcode == OP_CONV ? (uint64_t)w.in_c : 1u);
+        }
+    } else if (opcode == OP_GEMM) {
+        const uint32_t in = op_input(p, o, 0);
+        macs = (uint64_t)tensor_dim(p, in, 0) * (uint64_t)tensor_dim(p, in, 1) *
+               (uint64_t)tensor_dim(p, op_output(p, o, 0), 1);
+    } else if (opcode == OP_MATMUL) {
+        const uint32_t a = op_input(p, o, 0);
+        macs = (uint64_t)tensor_bytes(p, op_output(p, o, 0)) * (uint64_t)tensor_dim(p, a, tensor_ndim(p, a) - 1u);
+    }
+    return macs > UINT32_MAX ? UINT32_MAX : (uint32_t)macs;
+}

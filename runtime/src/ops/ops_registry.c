@@ -3,6 +3,7 @@
  * the execution paths ask about, all through the build's generated dispatch (ops_registry.h), so
  * a family never depends on another through it.
  */
+#include "base/profile.h"
 #include "ops/ops_registry.h"
 
 int tgr_op_in_full_runtime(uint32_t opcode)
@@ -80,6 +81,14 @@ tgr_status tgr_check_method(const tgr_plan *p, uint32_t o, uint32_t method, uint
     return TGR_OK;
 }
 
+/* The op's run, between the profile hooks of a TGR_PROFILE build. */
+static void run_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    tgr_profile_op(o, 0);
+    tgr_built_in_run(p, o, tensor_ptr, region);
+    tgr_profile_op(o, 1);
+}
+
 void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
                   const uint8_t *weights)
 {
@@ -89,10 +98,15 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, con
          * which is exactly what the block-relative weight offsets address. */
         tgr_plan view = *p;
         view.weight_blob = weights;
-        tgr_built_in_run(&view, o, tensor_ptr, region);
+        run_op(&view, o, tensor_ptr, region);
         return;
     }
-    tgr_built_in_run(p, o, tensor_ptr, region);
+    run_op(p, o, tensor_ptr, region);
+}
+
+const char *tgr_plan_op_name(const tgr_plan *p, uint32_t o)
+{
+    return tgr_op_name(op_type(p, o));
 }
 
 uint32_t tgr_op_tiling(uint32_t opcode)

@@ -1,0 +1,109 @@
+"""The fast kernels on QEMU, in the default build (cortex-m55+nomve: DSP instructions through
+ACLE) and in the Helium build (mve=1), and the work profile (profile=1).
+
+Models from tests/ops/test_ops_conv_fast.py that land on each fast path and its edges run as
+firmware; the build's own check compares every output with the bundled reference runtime, so a
+fast path that is wrong on the target fails here even where the host's portable form is right.
+Each build's kernels must be the variant it names (chosen at compile time): SMLAD in the default
+build, the MVE attribute and no SMLAD in the Helium one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from build_helpers import REPO, Scons, require_tool
+
+sys.path.insert(0, str(REPO / "tests" / "ops"))
+
+#: cases of tests/ops/test_ops_conv_fast.py, one or more per path and edge
+CASES = ("pw_narrow_8_to_24", "pw_narrow_12_to_3", "pw_wide_20_to_7", "k3_one_sided_s2", "k10x4_first_layer",
+         "k3_dilated", "dw3_s1_c16", "dw3_s2_c13", "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5")
+BUILDS = {"default": (), "mve": ("mve=1",)}
+
+
+@pytest.fixture(autouse=True)
+def _tools():
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+
+
+@pytest.fixture(scope="module")
+def fast_plans(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from models_data import plan_for
+    from test_ops_conv_fast import CASES as OPS_CASES
+    from test_ops_conv_fast import ZERO_POINTS, _chain
+
+    work = tmp_path_factory.mktemp("fast_plans")
+    plans = [plan_for(work, name, OPS_CASES[name][0](), budget="256K") for name in CASES]
+    plans.append(plan_for(work, "k3_same_zp_high", OPS_CASES["k3_same"][0](), {"x": ZERO_POINTS["zp_high"]},
+                          budget="256K"))
+    plans.append(plan_for(work, "block_s2_2k", _chain(2), budget="2K"))
+    return plans
+
+
+def _kernels_object(build: Path, variant: str) -> Path:
+    return build / "cm55" / f"runtime-a16{variant}" / "kernels" / "kernels_conv.o"
+
+
+@pytest.mark.parametrize("build_name", list(BUILDS))
+def test_fast_kernels_match_the_reference_on_qemu(build_name: str, fast_plans: list[Path], tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    done = Scons(REPO)("-j2", f"model={','.join(map(str, fast_plans))}", f"build_dir={build}", *BUILDS[build_name],
+                       "run")
+    for plan in fast_plans:
+        assert f"result: ok ({plan.stem})" in done.stdout, plan.stem
+    kernels = _kernels_object(build, "-mve" if build_name == "mve" else "")
+    attributes = subprocess.run([require_tool("arm-none-eabi-readelf"), "-A", str(kernels)], check=True,
+                                capture_output=True, text=True).stdout
+    code = subprocess.run([require_tool("arm-none-eabi-objdump"), "-d", str(kernels)], check=True,
+                          capture_output=True, text=True).stdout
+    if build_name == "mve":
+        assert "Tag_MVE_arch: MVE" in attributes and "smlad" not in code
+    else:
+        assert "Tag_MVE_arch" not in attributes and re.search(r"\tsmlad\t", code)
+
+
+def test_declared_models_run_in_the_helium_build(tmp_path: Path) -> None:
+    names = sorted(p.parent.name for p in (REPO / "models").glob("*/model.toml"))
+    done = Scons(REPO)(f"model={','.join(names)}", f"build_dir={tmp_path / 'build'}", "mve=1", "run")
+    for name in names:
+        assert f"result: ok ({name})" in done.stdout, name
+
+
+def test_profile_counts_work_and_macs_per_op(tmp_path: Path) -> None:
+    """profile=1 icount=1 on DS-CNN: a PROFILE row per op with the plan's MACs, the ops' ticks
+    within the execution unit's, the unit's within the inference's (WORK), and the same outputs."""
+    import importlib.util
+
+    from tigris.emitters.binary.reader import read_binary_plan
+
+    spec = importlib.util.spec_from_file_location("bench_kernel_work", REPO / "bench" / "kernel_work.py")
+    kw = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = kw
+    spec.loader.exec_module(kw)
+
+    build = tmp_path / "build"
+    Scons(REPO)("model=ds_cnn", f"build_dir={build}", "profile=1", "icount=1", "run")
+    run = json.loads((build / "ds_cnn/ds_cnn.run.json").read_text())
+    ops = run["profile"]["ops"]
+    plan = read_binary_plan((build / "ds_cnn/ds_cnn.tgrs").read_bytes())
+    assert [op["op"] for op in ops] == list(range(len(plan["ops"])))
+    assert kw.check_macs(ops, kw.plan_macs(plan)) == []
+    assert sum(op["macs"] for op in ops) == 2_656_768
+    units = run["profile"]["units"]
+    assert list(units) == ["0"]  # DS-CNN at its declared budget: one stage
+    assert 0 < sum(op["ticks"] for op in ops) <= units["0"] <= int(run["work"]["systick_ticks"])
+    # the profile hooks are not in a firmware built without profile=1
+    Scons(REPO)("model=ds_cnn", f"build_dir={tmp_path / 'plain'}", "run")
+    symbols = subprocess.run([require_tool("arm-none-eabi-nm"), str(tmp_path / "plain/ds_cnn/ds_cnn.elf")],
+                             check=True, capture_output=True, text=True).stdout
+    assert "tgr_profile_op" not in symbols and "tgr_profile_op" in subprocess.run(
+        [require_tool("arm-none-eabi-nm"), str(build / "ds_cnn/ds_cnn.elf")], check=True, capture_output=True,
+        text=True).stdout

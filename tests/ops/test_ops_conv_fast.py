@@ -1,0 +1,124 @@
+"""The convolution kernels' fast paths against the reference host runtime, byte for byte.
+
+kernels_conv.c takes packed 16-bit pairs (simd32.h: SMLAD on the DSP extension, the same
+arithmetic in portable C on the host) over two or four output channels, whole in-bounds kernel
+rows as one run, a 1x1 "narrow" path (4 to 16 input channels, one output channel over every
+pixel), four depthwise channels per pass (a straight-line 3x3 when the window is inside), and
+keeps the plain loops for what they do not cover. Each geometry here is chosen to land on one of
+those paths or on an edge of it: channel counts that are not multiples of 2, 4 or 16, odd
+output-channel counts (the pair path computes the last channel twice), padding on every side
+and on one side, strides 1 and 2, dilation, a first layer with one input channel, input zero
+points at both extremes of int8, and budgets where the compiler gives the op stripes, chains or
+2-D tiles (the kernels then see windows with offsets into larger buffers).
+
+The host library runs the portable forms of the same code; tests/build/test_build_fast_kernels.py
+runs these models on QEMU in the DSP (default) and Helium (mve=1) builds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from models_data import assert_same_as_reference, const, graph, node, plan_for, reference_paths
+
+pytest.importorskip("tigris.runtime")
+
+RNG = np.random.default_rng(2026)
+
+
+def _weights(name: str, shape: tuple[int, ...]) -> list[onnx.TensorProto]:
+    return [const(f"{name}_w", (RNG.standard_normal(shape) * 0.3).astype(np.float32), np.float32),
+            const(f"{name}_b", (RNG.standard_normal(shape[0]) * 0.2).astype(np.float32), np.float32)]
+
+
+def conv_model(cin: int, cout: int, hw: tuple[int, int], kernel: tuple[int, int], *, group: int = 1,
+               **attrs) -> onnx.ModelProto:
+    """One Conv (group = cin for a depthwise one) on an input of cin x hw."""
+    shape = (cout, cin // group, *kernel)
+    return graph([node("Conv", ["x", "c_w", "c_b"], ["y"], group=group, kernel_shape=list(kernel), **attrs)],
+                 {"x": [1, cin, *hw]}, _weights("c", shape))
+
+
+def gemm_model(rows: int, fin: int, fout: int) -> onnx.ModelProto:
+    return graph([node("Gemm", ["x", "g_w", "g_b"], ["y"], transB=1)], {"x": [rows, fin]}, _weights("g", (fout, fin)))
+
+
+#: name -> (model, what it covers)
+CASES = {
+    # pointwise: the narrow path (4..16 input channels in whole words), and beside it
+    "pw_narrow_8_to_24": (lambda: conv_model(8, 24, (9, 7), (1, 1)), "narrow, two words"),
+    "pw_narrow_4_to_5": (lambda: conv_model(4, 5, (6, 6), (1, 1)), "narrow, one word, odd channels"),
+    "pw_narrow_12_to_3": (lambda: conv_model(12, 3, (5, 9), (1, 1)), "narrow, three words"),
+    "pw_narrow_16_to_17": (lambda: conv_model(16, 17, (4, 4), (1, 1)), "narrow, four words"),
+    "pw_wide_20_to_7": (lambda: conv_model(20, 7, (5, 5), (1, 1)), "pixel path: 4+2+odd channels, 20 = 16+4"),
+    "pw_wide_66_to_9": (lambda: conv_model(66, 9, (3, 3), (1, 1)), "pixel path: a tail of 2 after whole words"),
+    "pw_6_to_4": (lambda: conv_model(6, 4, (5, 5), (1, 1)), "not whole words: pixel path"),
+    "pw_stride2": (lambda: conv_model(8, 8, (7, 7), (1, 1), strides=[2, 2]), "1x1 with stride: pixel path"),
+    # general convolution
+    "k3_same": (lambda: conv_model(5, 6, (8, 8), (3, 3), pads=[1, 1, 1, 1]), "padding on every side"),
+    "k3_one_sided_s2": (lambda: conv_model(3, 16, (9, 9), (3, 3), pads=[0, 0, 1, 1], strides=[2, 2]),
+                        "MobileNet's first layer: 3 channels, stride 2, pad bottom/right"),
+    "k10x4_first_layer": (lambda: conv_model(1, 8, (13, 10), (10, 4), pads=[4, 1, 5, 1], strides=[2, 2]),
+                          "DS-CNN's first layer: one input channel, rows partly inside"),
+    "k3_dilated": (lambda: conv_model(4, 5, (9, 9), (3, 3), pads=[2, 2, 2, 2], dilations=[2, 2]),
+                   "dilation 2: tap by tap"),
+    "k5x2_asym": (lambda: conv_model(7, 3, (8, 6), (5, 2), pads=[2, 0, 2, 1]), "non-square kernel, odd channels"),
+    # depthwise
+    "dw3_s1_c16": (lambda: conv_model(16, 16, (7, 7), (3, 3), group=16, pads=[1, 1, 1, 1]),
+                   "3x3 inside (straight line) and on every border"),
+    "dw3_s2_c13": (lambda: conv_model(13, 13, (9, 9), (3, 3), group=13, pads=[1, 1, 1, 1], strides=[2, 2]),
+                   "stride 2, 13 = 3 groups of 4 and one channel"),
+    "dw3_s2_c6_one_sided": (lambda: conv_model(6, 6, (8, 8), (3, 3), group=6, pads=[0, 0, 1, 1], strides=[2, 2]),
+                            "stride 2 padded bottom/right"),
+    "dw5_dilated_c8": (lambda: conv_model(8, 8, (10, 10), (5, 5), group=8, pads=[4, 4, 4, 4], dilations=[2, 2]),
+                       "5x5 dilated: the tap loops"),
+    "dw3_multiplier2": (lambda: conv_model(4, 8, (6, 6), (3, 3), group=4, pads=[1, 1, 1, 1]),
+                        "channel multiplier 2: the plain loops"),
+    # fully connected
+    "gemm_33_to_5": (lambda: gemm_model(1, 33, 5), "pair path, odd outputs, a tail of 1"),
+    "gemm_rows_16_to_12": (lambda: gemm_model(3, 16, 12), "several rows"),
+}
+
+#: input zero points at the ends of int8 (scale chosen so the data still spans the range)
+ZERO_POINTS = {"zp_low": (0.02, -128), "zp_high": (0.02, 127)}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fast_path_whole(name: str, work: Path, lib: Path) -> None:
+    make, _ = CASES[name]
+    plan = plan_for(work, f"fast_{name}", make(), budget="256K")
+    assert_same_as_reference(plan, lib)
+
+
+@pytest.mark.parametrize("zp", list(ZERO_POINTS))
+@pytest.mark.parametrize("name", ["pw_narrow_8_to_24", "pw_wide_66_to_9", "k3_same", "dw3_s2_c13", "gemm_33_to_5"])
+def test_fast_path_extreme_zero_points(name: str, zp: str, work: Path, lib: Path) -> None:
+    make, _ = CASES[name]
+    plan = plan_for(work, f"fast_{name}_{zp}", make(), {"x": ZERO_POINTS[zp]}, budget="256K")
+    assert_same_as_reference(plan, lib)
+
+
+def _chain(stride: int) -> onnx.ModelProto:
+    """An inverted residual block: expansion 1x1 (narrow), depthwise 3x3, projection 1x1."""
+    return graph([node("Conv", ["x", "e_w", "e_b"], ["e"], kernel_shape=[1, 1]),
+                  node("Relu", ["e"], ["er"]),
+                  node("Conv", ["er", "d_w", "d_b"], ["d"], kernel_shape=[3, 3], group=24, pads=[1, 1, 1, 1],
+                       strides=[stride, stride]),
+                  node("Relu", ["d"], ["dr"]),
+                  node("Conv", ["dr", "p_w", "p_b"], ["y"], kernel_shape=[1, 1])],
+                 {"x": [1, 8, 24, 24]},
+                 [*_weights("e", (24, 8, 1, 1)), *_weights("d", (24, 1, 3, 3)), *_weights("p", (12, 24, 1, 1))])
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("budget", ["6K", "2K"])
+def test_fast_paths_in_tiles(stride: int, budget: str, work: Path, lib: Path) -> None:
+    """The block at budgets where the compiler stripes and chains it: the kernels get windows
+    whose input buffers hold more rows than they read (negative padding)."""
+    plan = plan_for(work, f"fast_block_s{stride}_{budget}", _chain(stride), budget=budget)
+    assert reference_paths(plan) - {"normal"}, f"stride {stride} at {budget} runs untiled; the case tests nothing"
+    assert_same_as_reference(plan, lib)

@@ -4,8 +4,8 @@ ACLE) and in the Helium build (mve=1), and the work profile (profile=1).
 Models from tests/ops/test_ops_conv_fast.py that land on each fast path and its edges run as
 firmware; the build's own check compares every output with the bundled reference runtime, so a
 fast path that is wrong on the target fails here even where the host's portable form is right.
-Each build's kernels must be the variant it names (chosen at compile time): SMLAD in the default
-build, the MVE attribute and no SMLAD in the Helium one.
+Each build's kernels must be the variant it names (chosen at compile time): SMLAD and no MVE in
+the default build, the MVE attribute in the Helium one.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def test_fast_kernels_match_the_reference_on_qemu(build_name: str, fast_plans: l
                                 capture_output=True, text=True).stdout
     code = subprocess.run([require_tool("arm-none-eabi-objdump"), "-d", str(kernels)], check=True,
                           capture_output=True, text=True).stdout
-    if build_name == "mve":
-        assert "Tag_MVE_arch: MVE" in attributes and "smlad" not in code
+    if build_name == "mve":  # (binutils 2.40 does not disassemble MVE; short runs still take SMLAD)
+        assert "Tag_MVE_arch: MVE" in attributes
     else:
         assert "Tag_MVE_arch" not in attributes and re.search(r"\tsmlad\t", code)
 

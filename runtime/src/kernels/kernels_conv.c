@@ -45,9 +45,76 @@ static inline int packs_in_16_bits(int32_t zp)
     return zp >= -32000 && zp <= 32000;
 }
 
+/* acc0 += sum (x[i] - zp) * f0[i], acc1 += sum (x[i] - zp) * f1[i] over i < n: each input word
+ * is widened once for both filters. `offset` is s32_pair(-zp). */
+static inline void dot2_pairs(const int8_t *x, const int8_t *f0, const int8_t *f1, int32_t n, int32_t zp,
+                           uint32_t offset, int32_t *acc0, int32_t *acc1)
+{
+    int32_t a0 = *acc0;
+    int32_t a1 = *acc1;
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint32_t xw = s32_load(x + i);
+        const uint32_t xe = s32_even_plus(offset, xw);
+        const uint32_t xo = s32_odd_plus(offset, xw);
+        const uint32_t w0 = s32_load(f0 + i);
+        const uint32_t w1 = s32_load(f1 + i);
+        a0 = s32_mla_pairs(xe, s32_even(w0), a0);
+        a1 = s32_mla_pairs(xe, s32_even(w1), a1);
+        a0 = s32_mla_pairs(xo, s32_odd(w0), a0);
+        a1 = s32_mla_pairs(xo, s32_odd(w1), a1);
+    }
+    for (; i < n; ++i) {
+        const int32_t xv = (int32_t)x[i] - zp;
+        a0 = wrap_add(a0, xv * (int32_t)f0[i]);
+        a1 = wrap_add(a1, xv * (int32_t)f1[i]);
+    }
+    *acc0 = a0;
+    *acc1 = a1;
+}
+
+/* dot2_pairs for four filters: each input word is widened once for all four. */
+static inline void dot4_pairs(const int8_t *x, const int8_t *f0, int32_t filter_stride, int32_t n, int32_t zp,
+                           uint32_t offset, int32_t *acc)
+{
+    const int8_t *f1 = f0 + filter_stride;
+    const int8_t *f2 = f1 + filter_stride;
+    const int8_t *f3 = f2 + filter_stride;
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint32_t xw = s32_load(x + i);
+        const uint32_t xe = s32_even_plus(offset, xw);
+        const uint32_t xo = s32_odd_plus(offset, xw);
+        uint32_t fw = s32_load(f0 + i);
+        a0 = s32_mla_pairs(xe, s32_even(fw), a0);
+        a0 = s32_mla_pairs(xo, s32_odd(fw), a0);
+        fw = s32_load(f1 + i);
+        a1 = s32_mla_pairs(xe, s32_even(fw), a1);
+        a1 = s32_mla_pairs(xo, s32_odd(fw), a1);
+        fw = s32_load(f2 + i);
+        a2 = s32_mla_pairs(xe, s32_even(fw), a2);
+        a2 = s32_mla_pairs(xo, s32_odd(fw), a2);
+        fw = s32_load(f3 + i);
+        a3 = s32_mla_pairs(xe, s32_even(fw), a3);
+        a3 = s32_mla_pairs(xo, s32_odd(fw), a3);
+    }
+    for (; i < n; ++i) {
+        const int32_t xv = (int32_t)x[i] - zp;
+        a0 = wrap_add(a0, xv * (int32_t)f0[i]);
+        a1 = wrap_add(a1, xv * (int32_t)f1[i]);
+        a2 = wrap_add(a2, xv * (int32_t)f2[i]);
+        a3 = wrap_add(a3, xv * (int32_t)f3[i]);
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+
 #if TGR_SIMD_MVE
 
-/* Helium forms of dot2_s8/dot4_s8: sixteen products per VMLADAVA, the tail predicated. Over
+/* Helium forms of dot2_pairs/dot4_pairs: sixteen products per VMLADAVA, the tail predicated. Over
  * raw int8 inputs: sum (x - zp) * w = sum x * w - zp * sum w, modulo 2^32 like the accumulator,
  * so the zero point costs one VADDVA per filter vector instead of a widening. */
 static inline int32_t mve_zp_correct(int32_t acc, int32_t dot, int32_t weight_sum, int32_t zp)
@@ -55,11 +122,10 @@ static inline int32_t mve_zp_correct(int32_t acc, int32_t dot, int32_t weight_su
     return wrap_add(acc, (int32_t)((uint32_t)dot - (uint32_t)zp * (uint32_t)weight_sum));
 }
 
-static inline void dot2_s8(const int8_t *x, const int8_t *f0, const int8_t *f1, int32_t n, int32_t zp,
-                           uint32_t offset, int32_t *acc0, int32_t *acc1)
+static inline void dot2_mve(const int8_t *x, const int8_t *f0, const int8_t *f1, int32_t n, int32_t zp,
+                            int32_t *acc0, int32_t *acc1)
 {
     int32_t d0 = 0, d1 = 0, s0 = 0, s1 = 0, i;
-    (void)offset;
     for (i = 0; i < n; i += 16) {
         const mve_pred16_t live = vctp8q((uint32_t)(n - i));
         const int8x16_t xv = vldrbq_z_s8(x + i, live);
@@ -74,14 +140,13 @@ static inline void dot2_s8(const int8_t *x, const int8_t *f0, const int8_t *f1, 
     *acc1 = mve_zp_correct(*acc1, d1, s1, zp);
 }
 
-static inline void dot4_s8(const int8_t *x, const int8_t *f0, int32_t filter_stride, int32_t n, int32_t zp,
-                           uint32_t offset, int32_t *acc)
+static inline void dot4_mve(const int8_t *x, const int8_t *f0, int32_t filter_stride, int32_t n, int32_t zp,
+                            int32_t *acc)
 {
     const int8_t *f1 = f0 + filter_stride;
     const int8_t *f2 = f1 + filter_stride;
     const int8_t *f3 = f2 + filter_stride;
     int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0, i;
-    (void)offset;
     for (i = 0; i < n; i += 16) {
         const mve_pred16_t live = vctp8q((uint32_t)(n - i));
         const int8x16_t xv = vldrbq_z_s8(x + i, live);
@@ -135,76 +200,35 @@ static inline void mve_channel_pairs(const tgr_requant *rq, int32_t c, int32x4_t
     *shift = mve_load4_i32(rq->shifts + step * c, step);
 }
 
-#else
+#endif /* TGR_SIMD_MVE */
 
-/* acc0 += sum (x[i] - zp) * f0[i], acc1 += sum (x[i] - zp) * f1[i] over i < n: each input word
- * is widened once for both filters. `offset` is s32_pair(-zp). */
+/* The dot products the convolution paths call: Helium for runs of 16 and more in the mve=1
+ * build (shorter runs, a first layer's kernel row of a few inputs, cost more in predication
+ * than they save), packed pairs otherwise. */
 static inline void dot2_s8(const int8_t *x, const int8_t *f0, const int8_t *f1, int32_t n, int32_t zp,
                            uint32_t offset, int32_t *acc0, int32_t *acc1)
 {
-    int32_t a0 = *acc0;
-    int32_t a1 = *acc1;
-    int32_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const uint32_t xw = s32_load(x + i);
-        const uint32_t xe = s32_even_plus(offset, xw);
-        const uint32_t xo = s32_odd_plus(offset, xw);
-        const uint32_t w0 = s32_load(f0 + i);
-        const uint32_t w1 = s32_load(f1 + i);
-        a0 = s32_mla_pairs(xe, s32_even(w0), a0);
-        a1 = s32_mla_pairs(xe, s32_even(w1), a1);
-        a0 = s32_mla_pairs(xo, s32_odd(w0), a0);
-        a1 = s32_mla_pairs(xo, s32_odd(w1), a1);
+#if TGR_SIMD_MVE
+    if (n >= 16) {
+        dot2_mve(x, f0, f1, n, zp, acc0, acc1);
+        return;
     }
-    for (; i < n; ++i) {
-        const int32_t xv = (int32_t)x[i] - zp;
-        a0 = wrap_add(a0, xv * (int32_t)f0[i]);
-        a1 = wrap_add(a1, xv * (int32_t)f1[i]);
-    }
-    *acc0 = a0;
-    *acc1 = a1;
+#endif
+    dot2_pairs(x, f0, f1, n, zp, offset, acc0, acc1);
 }
 
-/* dot2_s8 for four filters: each input word is widened once for all four. */
 static inline void dot4_s8(const int8_t *x, const int8_t *f0, int32_t filter_stride, int32_t n, int32_t zp,
                            uint32_t offset, int32_t *acc)
 {
-    const int8_t *f1 = f0 + filter_stride;
-    const int8_t *f2 = f1 + filter_stride;
-    const int8_t *f3 = f2 + filter_stride;
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-    int32_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const uint32_t xw = s32_load(x + i);
-        const uint32_t xe = s32_even_plus(offset, xw);
-        const uint32_t xo = s32_odd_plus(offset, xw);
-        uint32_t fw = s32_load(f0 + i);
-        a0 = s32_mla_pairs(xe, s32_even(fw), a0);
-        a0 = s32_mla_pairs(xo, s32_odd(fw), a0);
-        fw = s32_load(f1 + i);
-        a1 = s32_mla_pairs(xe, s32_even(fw), a1);
-        a1 = s32_mla_pairs(xo, s32_odd(fw), a1);
-        fw = s32_load(f2 + i);
-        a2 = s32_mla_pairs(xe, s32_even(fw), a2);
-        a2 = s32_mla_pairs(xo, s32_odd(fw), a2);
-        fw = s32_load(f3 + i);
-        a3 = s32_mla_pairs(xe, s32_even(fw), a3);
-        a3 = s32_mla_pairs(xo, s32_odd(fw), a3);
+#if TGR_SIMD_MVE
+    if (n >= 16) {
+        dot4_mve(x, f0, filter_stride, n, zp, acc);
+        return;
     }
-    for (; i < n; ++i) {
-        const int32_t xv = (int32_t)x[i] - zp;
-        a0 = wrap_add(a0, xv * (int32_t)f0[i]);
-        a1 = wrap_add(a1, xv * (int32_t)f1[i]);
-        a2 = wrap_add(a2, xv * (int32_t)f2[i]);
-        a3 = wrap_add(a3, xv * (int32_t)f3[i]);
-    }
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
+#endif
+    dot4_pairs(x, f0, filter_stride, n, zp, offset, acc);
 }
 
-#endif /* TGR_SIMD_MVE */
 
 /* Taps [*first, *end) of `count` taps from `origin`, `dilation` apart, that land inside
  * [0, extent): positions grow with the tap, so the taps inside are one run. */
@@ -222,40 +246,56 @@ static inline void taps_inside(int32_t origin, int32_t count, int32_t dilation, 
     *end = b;
 }
 
-/* Output pixel (oy, ox) of a convolution, all channels: four at a time, then two (an odd last
- * channel is computed twice). Taps outside the input are skipped; with dilation 1 the taps of a kernel row
- * that are inside are one run of inputs against the filter's matching run. */
+/* The taps of output pixel (iy0, ix0 = its window's origin) that are inside the input, for the
+ * four filters from f0, into acc: with dilation 1 the inside taps of a kernel row are one run of
+ * inputs against the filters' matching runs. */
+static inline void conv_taps4(const tgr_window *w, const int8_t *image, const int8_t *f0, int32_t filter_stride,
+                              int32_t iy0, int32_t ix0, const int32_t *taps, int32_t zp, uint32_t offset,
+                              int32_t *acc)
+{
+    const int32_t in_c = w->in_c;
+    int32_t ky, kx;
+    for (ky = taps[0]; ky < taps[1]; ++ky) {
+        const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0 + taps[2] * w->dilation_w) * in_c;
+        const int32_t tap = (ky * w->kernel_w + taps[2]) * in_c;
+        if (w->dilation_w == 1) {
+            dot4_s8(x, f0 + tap, filter_stride, (taps[3] - taps[2]) * in_c, zp, offset, acc);
+            continue;
+        }
+        for (kx = 0; kx < taps[3] - taps[2]; ++kx) {
+            dot4_s8(x + (int64_t)kx * w->dilation_w * in_c, f0 + tap + kx * in_c, filter_stride, in_c, zp, offset, acc);
+        }
+    }
+}
+
+/* Taps of the window at (iy0, ix0) inside the input: rows [taps[0], taps[1]), columns [taps[2], taps[3]). */
+static inline void window_taps(const tgr_window *w, int32_t iy0, int32_t ix0, int32_t *taps)
+{
+    taps_inside(iy0, w->kernel_h, w->dilation_h, w->in_h, &taps[0], &taps[1]);
+    taps_inside(ix0, w->kernel_w, w->dilation_w, w->in_w, &taps[2], &taps[3]);
+}
+
+/* Output pixel (oy, ox) of a convolution, channels from oc_first: four at a time, then two (an
+ * odd last channel is computed twice). Taps outside the input are skipped. */
 static void conv_pixel_fast(const tgr_window *w, const int8_t *image, const int8_t *filter, const uint8_t *bias,
-                            const tgr_requant *rq, int32_t oy, int32_t ox, int8_t *output)
+                            const tgr_requant *rq, int32_t oy, int32_t ox, int8_t *output, int32_t oc_first)
 {
     const int32_t in_c = w->in_c;
     const int32_t iy0 = oy * w->stride_h - w->pad_top;
     const int32_t ix0 = ox * w->stride_w - w->pad_left;
     const int32_t filter_stride = w->kernel_h * w->kernel_w * in_c;
     const uint32_t offset = s32_pair(-rq->in_zp);
-    int32_t ky_first, ky_end, kx_first, kx_end;
+    int32_t taps[4];
     int32_t oc, ky, kx;
-    taps_inside(iy0, w->kernel_h, w->dilation_h, w->in_h, &ky_first, &ky_end);
-    taps_inside(ix0, w->kernel_w, w->dilation_w, w->in_w, &kx_first, &kx_end);
-    for (oc = 0; oc + 4 <= w->out_c; oc += 4) {
-        const int8_t *f0 = filter + (int64_t)oc * filter_stride;
+    window_taps(w, iy0, ix0, taps);
+    for (oc = oc_first; oc + 4 <= w->out_c; oc += 4) {
         int32_t acc[4];
         acc[0] = bias_at(bias, oc);
         acc[1] = bias_at(bias, oc + 1);
         acc[2] = bias_at(bias, oc + 2);
         acc[3] = bias_at(bias, oc + 3);
-        for (ky = ky_first; ky < ky_end; ++ky) {
-            const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0 + kx_first * w->dilation_w) * in_c;
-            const int32_t tap = (ky * w->kernel_w + kx_first) * in_c;
-            if (w->dilation_w == 1) {
-                dot4_s8(x, f0 + tap, filter_stride, (kx_end - kx_first) * in_c, rq->in_zp, offset, acc);
-                continue;
-            }
-            for (kx = 0; kx < kx_end - kx_first; ++kx) {
-                dot4_s8(x + (int64_t)kx * w->dilation_w * in_c, f0 + tap + kx * in_c, filter_stride, in_c, rq->in_zp,
-                        offset, acc);
-            }
-        }
+        conv_taps4(w, image, filter + (int64_t)oc * filter_stride, filter_stride, iy0, ix0, taps, rq->in_zp, offset,
+                   acc);
         output[oc] = requantize(acc[0], rq, oc);
         output[oc + 1] = requantize(acc[1], rq, oc + 1);
         output[oc + 2] = requantize(acc[2], rq, oc + 2);
@@ -267,14 +307,14 @@ static void conv_pixel_fast(const tgr_window *w, const int8_t *image, const int8
         const int8_t *f1 = filter + (int64_t)oc1 * filter_stride;
         int32_t acc0 = bias_at(bias, oc);
         int32_t acc1 = bias_at(bias, oc1);
-        for (ky = ky_first; ky < ky_end; ++ky) {
-            const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0 + kx_first * w->dilation_w) * in_c;
-            const int32_t tap = (ky * w->kernel_w + kx_first) * in_c;
+        for (ky = taps[0]; ky < taps[1]; ++ky) {
+            const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0 + taps[2] * w->dilation_w) * in_c;
+            const int32_t tap = (ky * w->kernel_w + taps[2]) * in_c;
             if (w->dilation_w == 1) {
-                dot2_s8(x, f0 + tap, f1 + tap, (kx_end - kx_first) * in_c, rq->in_zp, offset, &acc0, &acc1);
+                dot2_s8(x, f0 + tap, f1 + tap, (taps[3] - taps[2]) * in_c, rq->in_zp, offset, &acc0, &acc1);
                 continue;
             }
-            for (kx = 0; kx < kx_end - kx_first; ++kx) {
+            for (kx = 0; kx < taps[3] - taps[2]; ++kx) {
                 dot2_s8(x + (int64_t)kx * w->dilation_w * in_c, f0 + tap + kx * in_c, f1 + tap + kx * in_c, in_c,
                         rq->in_zp, offset, &acc0, &acc1);
             }
@@ -284,6 +324,165 @@ static void conv_pixel_fast(const tgr_window *w, const int8_t *image, const int8
     }
 }
 
+#if TGR_SIMD_MVE
+/* acc[k] += sum x[i] * fk[i] over i < n for the four filters fk = f0 + k * filter_stride: raw
+ * int8 products, sixteen per VMLADAVA, the zero point left to the caller. */
+static inline void dot4_mve_raw(const int8_t *x, const int8_t *f0, int32_t filter_stride, int32_t n, int32_t *acc)
+{
+    const int8_t *f1 = f0 + filter_stride;
+    const int8_t *f2 = f1 + filter_stride;
+    const int8_t *f3 = f2 + filter_stride;
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const int8x16_t xv = vldrbq_s8(x + i);
+        a0 = vmladavaq_s8(a0, xv, vldrbq_s8(f0 + i));
+        a1 = vmladavaq_s8(a1, xv, vldrbq_s8(f1 + i));
+        a2 = vmladavaq_s8(a2, xv, vldrbq_s8(f2 + i));
+        a3 = vmladavaq_s8(a3, xv, vldrbq_s8(f3 + i));
+    }
+    if (i < n) {
+        const mve_pred16_t live = vctp8q((uint32_t)(n - i));
+        const int8x16_t xv = vldrbq_z_s8(x + i, live);
+        a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(f0 + i, live));
+        a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(f1 + i, live));
+        a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(f2 + i, live));
+        a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(f3 + i, live));
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+
+/* Whether every output's window lies wholly inside the input (pointwise layers, valid
+ * convolutions, tiles cut with their halo): then sum w over a window is the whole filter's. */
+static int windows_inside(const tgr_window *w)
+{
+    return w->pad_top <= 0 && w->pad_left <= 0 &&
+           (int64_t)(w->out_h - 1) * w->stride_h + (int64_t)(w->kernel_h - 1) * w->dilation_h - w->pad_top < w->in_h &&
+           (int64_t)(w->out_w - 1) * w->stride_w + (int64_t)(w->kernel_w - 1) * w->dilation_w - w->pad_left < w->in_w;
+}
+
+/* The Helium build's convolution when every window is inside, for whole groups of four output
+ * channels: per group, bias - zp * sum(w) and the requantization vectors once; per pixel, the
+ * four raw dot products and one vector requantization (mve_requantize4) into the four bytes. */
+static void conv_groups_mve(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                            const tgr_requant *rq, int8_t *output)
+{
+    const int32_t run = w->dilation_w == 1 ? w->kernel_w * w->in_c : w->in_c; /* inputs per dot */
+    const int32_t runs_per_row = w->dilation_w == 1 ? 1 : w->kernel_w;
+    const int32_t filter_stride = w->kernel_h * w->kernel_w * w->in_c;
+    const int32_t image_stride = w->in_h * w->in_w * w->in_c;
+    int32_t oc, n, oy, ox, ky, r, i;
+    for (oc = 0; oc + 4 <= w->out_c; oc += 4) {
+        const int8_t *f0 = filter + (int64_t)oc * filter_stride;
+        int32_t sums[4] = {0, 0, 0, 0};
+        const int32x4_t b = bias != NULL ? mve_load4_i32(bias + 4 * oc, 4) : vdupq_n_s32(0);
+        int32x4_t base;
+        int32x4_t multiplier, shift;
+        int8_t *y = output + oc;
+        for (i = 0; i < filter_stride; i += 16) {
+            const mve_pred16_t live = vctp8q((uint32_t)(filter_stride - i));
+            sums[0] = vaddvaq_s8(sums[0], vldrbq_z_s8(f0 + i, live));
+            sums[1] = vaddvaq_s8(sums[1], vldrbq_z_s8(f0 + filter_stride + i, live));
+            sums[2] = vaddvaq_s8(sums[2], vldrbq_z_s8(f0 + 2 * filter_stride + i, live));
+            sums[3] = vaddvaq_s8(sums[3], vldrbq_z_s8(f0 + 3 * filter_stride + i, live));
+        }
+        base = vsubq_s32(b, vmulq_n_s32(vldrwq_s32(sums), rq->in_zp));
+        mve_channel_pairs(rq, oc, &multiplier, &shift);
+        for (n = 0; n < w->batch; ++n) {
+            const int8_t *image = input + (int64_t)n * image_stride;
+            for (oy = 0; oy < w->out_h; ++oy) {
+                const int32_t iy0 = oy * w->stride_h - w->pad_top;
+                for (ox = 0; ox < w->out_w; ++ox, y += w->out_c) {
+                    const int32_t ix0 = ox * w->stride_w - w->pad_left;
+                    int32_t acc[4] = {0, 0, 0, 0};
+                    for (ky = 0; ky < w->kernel_h; ++ky) {
+                        const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0) * w->in_c;
+                        for (r = 0; r < runs_per_row; ++r) {
+                            dot4_mve_raw(x + (int64_t)r * w->dilation_w * w->in_c,
+                                         f0 + (ky * runs_per_row + r) * run, filter_stride, run, acc);
+                        }
+                    }
+                    vstrbq_s32(y, mve_requantize4(vaddq_s32(base, vldrwq_s32(acc)), multiplier, shift, rq));
+                }
+            }
+        }
+    }
+}
+#endif
+
+#if TGR_SIMD_MVE
+/* Input bytes a convolution window may gather into a patch on the stack (conv_patch_mve): a
+ * first layer's 10x4x1 or 3x3x3, a padded 3x3 over up to 28 channels. */
+#define CONV_PATCH_BYTES 256
+
+/* The Helium build's convolution for windows cut by padding: each output pixel's window is
+ * gathered into a patch, taps outside the input holding the zero point (so they add
+ * (zp - zp) * w = 0, exactly what skipping them adds); then every group of four channels is one
+ * raw dot product over the patch, bias - zp * sum(w), and a vector requantization; the last
+ * channels one or two at a time from the same patch. */
+static void conv_patch_mve(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                           const tgr_requant *rq, int8_t *output)
+{
+    const int32_t in_c = w->in_c;
+    const int32_t patch_bytes = w->kernel_h * w->kernel_w * in_c;
+    const int32_t image_stride = w->in_h * w->in_w * in_c;
+    const uint32_t offset = s32_pair(-rq->in_zp);
+    int8_t patch[CONV_PATCH_BYTES];
+    int32_t n, oy, ox, ky, kx, i, oc;
+    for (n = 0; n < w->batch; ++n) {
+        const int8_t *image = input + (int64_t)n * image_stride;
+        for (oy = 0; oy < w->out_h; ++oy) {
+            for (ox = 0; ox < w->out_w; ++ox, output += w->out_c) {
+                const int32_t iy0 = oy * w->stride_h - w->pad_top;
+                const int32_t ix0 = ox * w->stride_w - w->pad_left;
+                int8_t *p = patch;
+                for (ky = 0; ky < w->kernel_h; ++ky) {
+                    const int32_t iy = iy0 + ky * w->dilation_h;
+                    for (kx = 0; kx < w->kernel_w; ++kx) {
+                        const int32_t ix = ix0 + kx * w->dilation_w;
+                        const int inside = iy >= 0 && iy < w->in_h && ix >= 0 && ix < w->in_w;
+                        const int8_t *src = image + ((int64_t)iy * w->in_w + ix) * in_c;
+                        for (i = 0; i < in_c; ++i) {
+                            *p++ = inside ? src[i] : (int8_t)rq->in_zp;
+                        }
+                    }
+                }
+                for (oc = 0; oc + 4 <= w->out_c; oc += 4) {
+                    const int8_t *f0 = filter + (int64_t)oc * patch_bytes;
+                    int32_t acc[4] = {0, 0, 0, 0};
+                    int32_t sums[4] = {0, 0, 0, 0};
+                    int32x4_t multiplier, shift, base;
+                    for (i = 0; i < patch_bytes; i += 16) {
+                        const mve_pred16_t live = vctp8q((uint32_t)(patch_bytes - i));
+                        sums[0] = vaddvaq_s8(sums[0], vldrbq_z_s8(f0 + i, live));
+                        sums[1] = vaddvaq_s8(sums[1], vldrbq_z_s8(f0 + patch_bytes + i, live));
+                        sums[2] = vaddvaq_s8(sums[2], vldrbq_z_s8(f0 + 2 * patch_bytes + i, live));
+                        sums[3] = vaddvaq_s8(sums[3], vldrbq_z_s8(f0 + 3 * patch_bytes + i, live));
+                    }
+                    dot4_mve_raw(patch, f0, patch_bytes, patch_bytes, acc);
+                    base = bias != NULL ? mve_load4_i32(bias + 4 * oc, 4) : vdupq_n_s32(0);
+                    base = vsubq_s32(base, vmulq_n_s32(vldrwq_s32(sums), rq->in_zp));
+                    mve_channel_pairs(rq, oc, &multiplier, &shift);
+                    vstrbq_s32(output + oc, mve_requantize4(vaddq_s32(base, vldrwq_s32(acc)), multiplier, shift, rq));
+                }
+                for (; oc < w->out_c; oc += 2) {
+                    const int32_t oc1 = oc + 1 < w->out_c ? oc + 1 : oc;
+                    int32_t acc0 = bias_at(bias, oc);
+                    int32_t acc1 = bias_at(bias, oc1);
+                    dot2_s8(patch, filter + (int64_t)oc * patch_bytes, filter + (int64_t)oc1 * patch_bytes, patch_bytes,
+                            rq->in_zp, offset, &acc0, &acc1);
+                    output[oc] = requantize(acc0, rq, oc);
+                    output[oc1] = requantize(acc1, rq, oc1);
+                }
+            }
+        }
+    }
+}
+#endif
+
+#if !TGR_SIMD_MVE /* Helium builds take conv_groups_mve for these */
 /* One output channel's requantization, decoded once for many outputs (fp_mul_by_valid_multiplier,
  * then the zero point and the clamp). */
 typedef struct channel_requant {
@@ -334,35 +533,22 @@ static inline void pointwise_narrow(const tgr_window *w, const int8_t *input, co
         const channel_requant c = channel_requant_of(rq, oc);
         const int32_t b = bias_at(bias, oc);
         int8_t *y = output + oc;
-#if TGR_SIMD_MVE
-        /* The filter row in one predicated vector; the zero point folded into the bias once. */
-        const mve_pred16_t live = vctp8q((uint32_t)in_c);
-        const int8x16_t wv = vldrbq_z_s8(filter + (int64_t)oc * in_c, live);
-        const int32_t base = mve_zp_correct(b, 0, vaddvq_s8(wv), rq->in_zp);
-        (void)offset;
-        (void)i;
-#else
         uint32_t fe[4], fo[4];
         for (i = 0; i < words; ++i) {
             const uint32_t fw = s32_load(filter + (int64_t)oc * in_c + 4 * i);
             fe[i] = s32_even(fw);
             fo[i] = s32_odd(fw);
         }
-#endif
         for (n = 0; n < w->batch; ++n) {
             for (oy = 0; oy < w->out_h; ++oy) {
                 const int8_t *x = input + (((int64_t)n * w->in_h + oy - w->pad_top) * w->in_w - w->pad_left) * in_c;
                 for (ox = 0; ox < w->out_w; ++ox, x += in_c, y += out_c) {
-#if TGR_SIMD_MVE
-                    const int32_t acc = wrap_add(base, vmladavq_s8(vldrbq_z_s8(x, live), wv));
-#else
                     int32_t acc = b;
                     for (i = 0; i < words; ++i) {
                         const uint32_t xw = s32_load(x + 4 * i);
                         acc = s32_mla_pairs(s32_even_plus(offset, xw), fe[i], acc);
                         acc = s32_mla_pairs(s32_odd_plus(offset, xw), fo[i], acc);
                     }
-#endif
                     *y = requantize_channel(acc, &c);
                 }
             }
@@ -378,6 +564,7 @@ static int is_narrow_pointwise(const tgr_window *w)
            w->pad_left <= 0 && w->out_h - w->pad_top <= w->in_h && w->out_w - w->pad_left <= w->in_w &&
            w->in_c % 4 == 0 && w->in_c >= 4 && w->in_c <= 16;
 }
+#endif
 
 void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                  const uint8_t *bias, const tgr_requant *rq, int8_t *output)
@@ -389,6 +576,19 @@ void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
          * compiler would reload every field after each store. */
         const tgr_window win = *w;
         const tgr_requant q = *rq;
+        int32_t oc_first = 0;
+#if TGR_SIMD_MVE
+        if (windows_inside(&win)) {
+            conv_groups_mve(&win, input, filter, bias, &q, output);
+            oc_first = win.out_c & ~3;
+            if (oc_first == win.out_c) {
+                return;
+            }
+        } else if (win.kernel_h * win.kernel_w * in_c <= CONV_PATCH_BYTES) {
+            conv_patch_mve(&win, input, filter, bias, &q, output);
+            return;
+        }
+#else
         if (is_narrow_pointwise(&win)) {
             switch (win.in_c / 4) { /* the word count as a constant: its loops unroll */
             case 1: pointwise_narrow(&win, input, filter, bias, &q, output, 1); return;
@@ -397,11 +597,12 @@ void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
             default: pointwise_narrow(&win, input, filter, bias, &q, output, 4); return;
             }
         }
+#endif
         for (n = 0; n < win.batch; ++n) {
             const int8_t *in_image = input + (int64_t)n * win.in_h * win.in_w * in_c;
             for (oy = 0; oy < win.out_h; ++oy) {
                 for (ox = 0; ox < win.out_w; ++ox) {
-                    conv_pixel_fast(&win, in_image, filter, bias, &q, oy, ox, output);
+                    conv_pixel_fast(&win, in_image, filter, bias, &q, oy, ox, output, oc_first);
                     output += win.out_c;
                 }
             }
@@ -522,10 +723,11 @@ static inline void depthwise_3x3_inside(const int8_t *x, int32_t row, int32_t ch
     depthwise_tap4(x + 2 * row + 2 * channels, f + 8 * channels, offset, acc);
 }
 
-/* Output pixel (oy, ox) of a depthwise convolution with channel multiplier 1: four channels at
- * a time (depthwise_tap4), the last channels one by one. Taps outside the input are skipped. */
+/* Output pixel (oy, ox) of a depthwise convolution with channel multiplier 1, channels from
+ * c_first: four at a time (depthwise_tap4), the last ones one by one. Taps outside the input are
+ * skipped. */
 static void depthwise_pixel_fast(const tgr_window *w, const int8_t *image, const int8_t *filter, const uint8_t *bias,
-                                 const tgr_requant *rq, int32_t oy, int32_t ox, int8_t *output)
+                                 const tgr_requant *rq, int32_t oy, int32_t ox, int8_t *output, int32_t c_first)
 {
     const int32_t channels = w->in_c;
     const int32_t iy0 = oy * w->stride_h - w->pad_top;
@@ -541,27 +743,7 @@ static void depthwise_pixel_fast(const tgr_window *w, const int8_t *image, const
     const int whole_3x3 = w->kernel_h == 3 && w->kernel_w == 3 && w->dilation_h == 1 && w->dilation_w == 1 &&
                           ky_end - ky_first == 3 && taps_x == 3;
     const int32_t row = w->in_w * channels;
-#if TGR_SIMD_MVE
-    for (c = 0; c + 4 <= channels; c += 4) {
-        /* Four channels in four int32 lanes: (x - zp) * w per tap, widened as loaded. */
-        const int8_t *x0 = image + ((int64_t)(iy0 + ky_first * w->dilation_h) * w->in_w + ix_first) * channels + c;
-        int32x4_t acc = bias != NULL ? mve_load4_i32(bias + 4 * c, 4) : vdupq_n_s32(0);
-        int32x4_t multiplier, shift;
-        (void)whole_3x3;
-        (void)offset;
-        for (ky = ky_first; ky < ky_end; ++ky) {
-            const int8_t *x = x0 + (int64_t)(ky - ky_first) * w->dilation_h * row;
-            const int8_t *f = filter + ((int64_t)ky * w->kernel_w + kx_first) * channels + c;
-            for (kx = 0; kx < taps_x; ++kx) {
-                const int32x4_t xv = vsubq_n_s32(vldrbq_s32(x + (int64_t)kx * x_step), rq->in_zp);
-                acc = vaddq_s32(acc, vmulq_s32(xv, vldrbq_s32(f + (int64_t)kx * channels)));
-            }
-        }
-        mve_channel_pairs(rq, c, &multiplier, &shift);
-        vstrbq_s32(output + c, mve_requantize4(acc, multiplier, shift, rq));
-    }
-#else
-    for (c = 0; c + 4 <= channels; c += 4) {
+    for (c = c_first; c + 4 <= channels; c += 4) {
         const int8_t *x0 = image + ((int64_t)(iy0 + ky_first * w->dilation_h) * w->in_w + ix_first) * channels + c;
         int32_t acc[4];
         acc[0] = bias_at(bias, c);
@@ -584,7 +766,6 @@ static void depthwise_pixel_fast(const tgr_window *w, const int8_t *image, const
         output[c + 2] = requantize(acc[2], rq, c + 2);
         output[c + 3] = requantize(acc[3], rq, c + 3);
     }
-#endif
     for (; c < channels; ++c) {
         int32_t acc = bias_at(bias, c);
         for (ky = ky_first; ky < ky_end; ++ky) {
@@ -598,6 +779,79 @@ static void depthwise_pixel_fast(const tgr_window *w, const int8_t *image, const
     }
 }
 
+#if TGR_SIMD_MVE
+/* The Helium build's depthwise convolution (channel multiplier 1) for whole groups of four
+ * channels, one int32 lane each: per group its bias, bias - zp * sum(w) and requantization
+ * vectors once; per pixel (x - zp) * w over the taps inside (or x * w from the second bias when
+ * the whole window is inside), widened as loaded, and one vector requantization. */
+static void depthwise_groups_mve(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                                 const tgr_requant *rq, int8_t *output)
+{
+    const int32_t channels = w->in_c;
+    const int32_t row = w->in_w * channels;
+    const int32_t taps_all = w->kernel_h * w->kernel_w;
+    const int straight_3x3 = w->kernel_h == 3 && w->kernel_w == 3 && w->dilation_h == 1 && w->dilation_w == 1;
+    int32_t c, n, oy, ox, ky, kx, t;
+    for (c = 0; c + 4 <= channels; c += 4) {
+        const int32x4_t b = bias != NULL ? mve_load4_i32(bias + 4 * c, 4) : vdupq_n_s32(0);
+        int32x4_t weight_sum = vdupq_n_s32(0);
+        int32x4_t multiplier, shift, base;
+        int8_t *y = output + c;
+        for (t = 0; t < taps_all; ++t) {
+            weight_sum = vaddq_s32(weight_sum, vldrbq_s32(filter + (int64_t)t * channels + c));
+        }
+        base = vsubq_s32(b, vmulq_n_s32(weight_sum, rq->in_zp));
+        mve_channel_pairs(rq, c, &multiplier, &shift);
+        for (n = 0; n < w->batch; ++n) {
+            const int8_t *image = input + (int64_t)n * w->in_h * row + c;
+            for (oy = 0; oy < w->out_h; ++oy) {
+                const int32_t iy0 = oy * w->stride_h - w->pad_top;
+                int32_t ky_first, ky_end;
+                taps_inside(iy0, w->kernel_h, w->dilation_h, w->in_h, &ky_first, &ky_end);
+                for (ox = 0; ox < w->out_w; ++ox, y += channels) {
+                    const int32_t ix0 = ox * w->stride_w - w->pad_left;
+                    int32_t kx_first, kx_end;
+                    int32x4_t acc;
+                    taps_inside(ix0, w->kernel_w, w->dilation_w, w->in_w, &kx_first, &kx_end);
+                    if (straight_3x3 && ky_end - ky_first == 3 && kx_end - kx_first == 3) {
+                        const int8_t *x = image + ((int64_t)iy0 * w->in_w + ix0) * channels;
+                        const int8_t *f = filter + c;
+                        acc = base;
+                        for (ky = 0; ky < 3; ++ky, x += row, f += 3 * channels) {
+                            acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x), vldrbq_s32(f)));
+                            acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x + channels), vldrbq_s32(f + channels)));
+                            acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x + 2 * channels), vldrbq_s32(f + 2 * channels)));
+                        }
+                    } else if (ky_end - ky_first == w->kernel_h && kx_end - kx_first == w->kernel_w) {
+                        const int8_t *x = image + ((int64_t)iy0 * w->in_w + ix0) * channels;
+                        const int8_t *f = filter + c;
+                        acc = base;
+                        for (ky = 0; ky < w->kernel_h; ++ky, x += (int64_t)w->dilation_h * row) {
+                            for (kx = 0; kx < w->kernel_w; ++kx, f += channels) {
+                                acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x + (int64_t)kx * w->dilation_w * channels),
+                                                               vldrbq_s32(f)));
+                            }
+                        }
+                    } else {
+                        acc = b;
+                        for (ky = ky_first; ky < ky_end; ++ky) {
+                            const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0) * channels;
+                            const int8_t *f = filter + (int64_t)ky * w->kernel_w * channels + c;
+                            for (kx = kx_first; kx < kx_end; ++kx) {
+                                const int32x4_t xv = vsubq_n_s32(vldrbq_s32(x + (int64_t)kx * w->dilation_w * channels),
+                                                                 rq->in_zp);
+                                acc = vaddq_s32(acc, vmulq_s32(xv, vldrbq_s32(f + (int64_t)kx * channels)));
+                            }
+                        }
+                    }
+                    vstrbq_s32(y, mve_requantize4(acc, multiplier, shift, rq));
+                }
+            }
+        }
+    }
+}
+#endif
+
 void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                       const uint8_t *bias, const tgr_requant *rq, int8_t *output)
 {
@@ -607,11 +861,19 @@ void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *fi
     if (multiplier == 1 && packs_in_16_bits(rq->in_zp)) {
         const tgr_window win = *w; /* local copies, as in tgr_conv_s8 */
         const tgr_requant q = *rq;
+        int32_t c_first = 0;
+#if TGR_SIMD_MVE
+        depthwise_groups_mve(&win, input, filter, bias, &q, output);
+        c_first = in_c & ~3;
+        if (c_first == in_c) {
+            return;
+        }
+#endif
         for (n = 0; n < win.batch; ++n) {
             const int8_t *in_image = input + (int64_t)n * win.in_h * win.in_w * in_c;
             for (oy = 0; oy < win.out_h; ++oy) {
                 for (ox = 0; ox < win.out_w; ++ox) {
-                    depthwise_pixel_fast(&win, in_image, filter, bias, &q, oy, ox, output);
+                    depthwise_pixel_fast(&win, in_image, filter, bias, &q, oy, ox, output, c_first);
                     output += in_c;
                 }
             }

@@ -1,4 +1,5 @@
-"""The convolution kernels' fast paths against the reference host runtime, byte for byte.
+"""The kernels' fast paths (convolution, fully connected, Add/Sub) against the reference host
+runtime, byte for byte.
 
 kernels_conv.c takes packed 16-bit pairs (simd32.h: SMLAD on the DSP extension, the same
 arithmetic in portable C on the host) over two or four output channels, whole in-bounds kernel
@@ -10,6 +11,9 @@ output-channel counts (the pair path computes the last channel twice), padding o
 and on one side, strides 1 and 2, dilation, a first layer with one input channel, input zero
 points at both extremes of int8, and budgets where the compiler gives the op stripes, chains or
 2-D tiles (the kernels then see windows with offsets into larger buffers).
+
+Add and Sub take four elements per step in the Helium build (contiguous first operand; second
+operand contiguous or one broadcast value), element counts not a multiple of 4 leave a tail.
 
 The host library runs the portable forms of the same code; tests/build/test_build_fast_kernels.py
 runs these models on QEMU in the DSP (default) and Helium (mve=1) builds.
@@ -41,6 +45,18 @@ def conv_model(cin: int, cout: int, hw: tuple[int, int], kernel: tuple[int, int]
     shape = (cout, cin // group, *kernel)
     return graph([node("Conv", ["x", "c_w", "c_b"], ["y"], group=group, kernel_shape=list(kernel), **attrs)],
                  {"x": [1, cin, *hw]}, _weights("c", shape))
+
+
+def binary_model(op: str, shape: tuple[int, ...], second: tuple[int, ...] | None) -> onnx.ModelProto:
+    """Conv -> Add/Sub with a second convolution of the input (None) or a constant of shape `second`."""
+    consts = _weights("c", (shape[1], shape[1], 1, 1))
+    if second is None:
+        return graph([node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[1, 1]),
+                      node("Conv", ["x", "d_w", "d_b"], ["d"], kernel_shape=[1, 1]), node(op, ["c", "d"], ["y"])],
+                     {"x": list(shape)}, consts + _weights("d", (shape[1], shape[1], 1, 1)))
+    consts.append(const("k", (RNG.standard_normal(second) * 0.5).astype(np.float32), np.float32))
+    return graph([node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[1, 1]), node(op, ["c", "k"], ["y"])],
+                 {"x": list(shape)}, consts)
 
 
 def gemm_model(rows: int, fin: int, fout: int) -> onnx.ModelProto:
@@ -81,6 +97,9 @@ CASES = {
     # fully connected
     "gemm_33_to_5": (lambda: gemm_model(1, 33, 5), "pair path, odd outputs, a tail of 1"),
     "gemm_rows_16_to_12": (lambda: gemm_model(3, 16, 12), "several rows"),
+    # Add / Sub
+    "add_same_shape_105": (lambda: binary_model("Add", (1, 3, 5, 7), None), "contiguous operands, a tail of 1"),
+    "sub_scalar": (lambda: binary_model("Sub", (1, 4, 3, 5), (1,)), "broadcast second operand"),
 }
 
 #: input zero points at the ends of int8 (scale chosen so the data still spans the range)

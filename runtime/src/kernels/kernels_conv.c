@@ -179,16 +179,10 @@ static inline int32x4_t mve_load4_i32(const uint8_t *p, int32_t step)
     return vsetq_lane_s32(rd_i32(p + 3 * step), v, 3);
 }
 
-/* requantize() on four lanes: VQRDMULH is fp_srdhm exactly (its one saturating case included);
- * VRSHL's rounding right shift rounds ties up, and one less for a negative value (saturating,
- * which leaves INT32_MIN exact) makes that fp_rdbpot's ties away from zero. */
+/* requantize() on four lanes (simd32.h: mve_mul_by_quantized_multiplier). */
 static inline int32x4_t mve_requantize4(int32x4_t acc, int32x4_t multiplier, int32x4_t shift, const tgr_requant *rq)
 {
-    int32x4_t v = vshlq_s32(acc, vmaxq_s32(shift, vdupq_n_s32(0)));
-    v = vqrdmulhq_s32(v, multiplier);
-    v = vqaddq_s32(v, vandq_s32(vshrq_n_s32(v, 31), vshrq_n_s32(shift, 31)));
-    v = vrshlq_s32(v, vminq_s32(shift, vdupq_n_s32(0)));
-    v = vaddq_n_s32(v, rq->out_zp);
+    const int32x4_t v = vaddq_n_s32(mve_mul_by_quantized_multiplier(acc, multiplier, shift), rq->out_zp);
     return vminq_s32(vmaxq_s32(v, vdupq_n_s32(rq->act_min)), vdupq_n_s32(rq->act_max));
 }
 
@@ -780,25 +774,57 @@ static void depthwise_pixel_fast(const tgr_window *w, const int8_t *image, const
 }
 
 #if TGR_SIMD_MVE
+/* One depthwise output of four channels (one int32 lane each) at window origin (iy0, ix0):
+ * (x - zp) * w over the taps inside the input, from the bias `b`. */
+static inline int32x4_t depthwise_cut_mve(const tgr_window *w, const int8_t *image, const int8_t *filter,
+                                          int32x4_t b, int32_t zp, int32_t iy0, int32_t ix0)
+{
+    const int32_t channels = w->in_c;
+    int32_t taps[4], ky, kx;
+    int32x4_t acc = b;
+    window_taps(w, iy0, ix0, taps);
+    for (ky = taps[0]; ky < taps[1]; ++ky) {
+        const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0) * channels;
+        const int8_t *f = filter + (int64_t)ky * w->kernel_w * channels;
+        for (kx = taps[2]; kx < taps[3]; ++kx) {
+            const int32x4_t xv = vsubq_n_s32(vldrbq_s32(x + (int64_t)kx * w->dilation_w * channels), zp);
+            acc = vaddq_s32(acc, vmulq_s32(xv, vldrbq_s32(f + (int64_t)kx * channels)));
+        }
+    }
+    return acc;
+}
+
 /* The Helium build's depthwise convolution (channel multiplier 1) for whole groups of four
- * channels, one int32 lane each: per group its bias, bias - zp * sum(w) and requantization
- * vectors once; per pixel (x - zp) * w over the taps inside (or x * w from the second bias when
- * the whole window is inside), widened as loaded, and one vector requantization. */
+ * channels: per group its bias, bias - zp * sum(w) and requantization vectors once; along each
+ * output row, the windows wholly inside the input as x * w from the second bias (a 3x3 in
+ * straight-line rows), the others (x - zp) * w over their inside taps; one vector
+ * requantization per output. */
 static void depthwise_groups_mve(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                                  const tgr_requant *rq, int8_t *output)
 {
     const int32_t channels = w->in_c;
     const int32_t row = w->in_w * channels;
-    const int32_t taps_all = w->kernel_h * w->kernel_w;
+    const int32_t x_step = w->stride_w * channels;
+    const int32_t reach_h = (w->kernel_h - 1) * w->dilation_h;
+    const int32_t reach_w = (w->kernel_w - 1) * w->dilation_w;
     const int straight_3x3 = w->kernel_h == 3 && w->kernel_w == 3 && w->dilation_h == 1 && w->dilation_w == 1;
+    int32_t ox_lo = 0, ox_hi = w->out_w;
     int32_t c, n, oy, ox, ky, kx, t;
+    /* Outputs [ox_lo, ox_hi) of a row have their windows inside the input's columns. */
+    while (ox_lo < w->out_w && ox_lo * w->stride_w - w->pad_left < 0) {
+        ++ox_lo;
+    }
+    while (ox_hi > ox_lo && (ox_hi - 1) * w->stride_w - w->pad_left + reach_w >= w->in_w) {
+        --ox_hi;
+    }
     for (c = 0; c + 4 <= channels; c += 4) {
+        const int8_t *fc = filter + c;
         const int32x4_t b = bias != NULL ? mve_load4_i32(bias + 4 * c, 4) : vdupq_n_s32(0);
         int32x4_t weight_sum = vdupq_n_s32(0);
         int32x4_t multiplier, shift, base;
         int8_t *y = output + c;
-        for (t = 0; t < taps_all; ++t) {
-            weight_sum = vaddq_s32(weight_sum, vldrbq_s32(filter + (int64_t)t * channels + c));
+        for (t = 0; t < w->kernel_h * w->kernel_w; ++t) {
+            weight_sum = vaddq_s32(weight_sum, vldrbq_s32(fc + (int64_t)t * channels));
         }
         base = vsubq_s32(b, vmulq_n_s32(weight_sum, rq->in_zp));
         mve_channel_pairs(rq, c, &multiplier, &shift);
@@ -806,45 +832,38 @@ static void depthwise_groups_mve(const tgr_window *w, const int8_t *input, const
             const int8_t *image = input + (int64_t)n * w->in_h * row + c;
             for (oy = 0; oy < w->out_h; ++oy) {
                 const int32_t iy0 = oy * w->stride_h - w->pad_top;
-                int32_t ky_first, ky_end;
-                taps_inside(iy0, w->kernel_h, w->dilation_h, w->in_h, &ky_first, &ky_end);
-                for (ox = 0; ox < w->out_w; ++ox, y += channels) {
-                    const int32_t ix0 = ox * w->stride_w - w->pad_left;
-                    int32_t kx_first, kx_end;
-                    int32x4_t acc;
-                    taps_inside(ix0, w->kernel_w, w->dilation_w, w->in_w, &kx_first, &kx_end);
-                    if (straight_3x3 && ky_end - ky_first == 3 && kx_end - kx_first == 3) {
-                        const int8_t *x = image + ((int64_t)iy0 * w->in_w + ix0) * channels;
-                        const int8_t *f = filter + c;
-                        acc = base;
-                        for (ky = 0; ky < 3; ++ky, x += row, f += 3 * channels) {
-                            acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x), vldrbq_s32(f)));
-                            acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x + channels), vldrbq_s32(f + channels)));
-                            acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x + 2 * channels), vldrbq_s32(f + 2 * channels)));
-                        }
-                    } else if (ky_end - ky_first == w->kernel_h && kx_end - kx_first == w->kernel_w) {
-                        const int8_t *x = image + ((int64_t)iy0 * w->in_w + ix0) * channels;
-                        const int8_t *f = filter + c;
-                        acc = base;
-                        for (ky = 0; ky < w->kernel_h; ++ky, x += (int64_t)w->dilation_h * row) {
-                            for (kx = 0; kx < w->kernel_w; ++kx, f += channels) {
-                                acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(x + (int64_t)kx * w->dilation_w * channels),
-                                                               vldrbq_s32(f)));
+                const int rows_inside = iy0 >= 0 && iy0 + reach_h < w->in_h;
+                for (ox = 0; ox < w->out_w;) {
+                    if (rows_inside && ox == ox_lo && ox_lo < ox_hi) {
+                        const int8_t *x = image + ((int64_t)iy0 * w->in_w + ox * w->stride_w - w->pad_left) * channels;
+                        for (; ox < ox_hi; ++ox, x += x_step, y += channels) {
+                            const int8_t *xr = x;
+                            const int8_t *f = fc;
+                            int32x4_t acc = base;
+                            if (straight_3x3) {
+                                for (ky = 0; ky < 3; ++ky, xr += row, f += 3 * channels) {
+                                    acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(xr), vldrbq_s32(f)));
+                                    acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(xr + channels), vldrbq_s32(f + channels)));
+                                    acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(xr + 2 * channels),
+                                                                   vldrbq_s32(f + 2 * channels)));
+                                }
+                            } else {
+                                for (ky = 0; ky < w->kernel_h; ++ky, xr += (int64_t)w->dilation_h * row) {
+                                    for (kx = 0; kx < w->kernel_w; ++kx, f += channels) {
+                                        acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(xr + (int64_t)kx * w->dilation_w * channels),
+                                                                       vldrbq_s32(f)));
+                                    }
+                                }
                             }
+                            vstrbq_s32(y, mve_requantize4(acc, multiplier, shift, rq));
                         }
-                    } else {
-                        acc = b;
-                        for (ky = ky_first; ky < ky_end; ++ky) {
-                            const int8_t *x = image + ((int64_t)(iy0 + ky * w->dilation_h) * w->in_w + ix0) * channels;
-                            const int8_t *f = filter + (int64_t)ky * w->kernel_w * channels + c;
-                            for (kx = kx_first; kx < kx_end; ++kx) {
-                                const int32x4_t xv = vsubq_n_s32(vldrbq_s32(x + (int64_t)kx * w->dilation_w * channels),
-                                                                 rq->in_zp);
-                                acc = vaddq_s32(acc, vmulq_s32(xv, vldrbq_s32(f + (int64_t)kx * channels)));
-                            }
-                        }
+                        continue;
                     }
-                    vstrbq_s32(y, mve_requantize4(acc, multiplier, shift, rq));
+                    vstrbq_s32(y, mve_requantize4(depthwise_cut_mve(w, image, fc, b, rq->in_zp, iy0,
+                                                                    ox * w->stride_w - w->pad_left),
+                                                  multiplier, shift, rq));
+                    ++ox;
+                    y += channels;
                 }
             }
         }

@@ -20,6 +20,7 @@
 #include "kernels/fixedpoint.h"
 #include "kernels/kernels.h"
 #include "kernels/kernels_act.h"
+#include "kernels/simd32.h"
 
 #define ADD_LEFT_SHIFT 20
 #define SQUARED_DIFF_LEFT_SHIFT 7
@@ -79,8 +80,63 @@ static int32_t compared(const tgr_binary_params *q, int32_t code, int b_side)
         }                                                                                        \
     }
 
-BINARY_KERNEL(add, add_one(q, x, z, 0))
-BINARY_KERNEL(sub, add_one(q, x, z, 1))
+#if TGR_SIMD_MVE
+/* Add/Sub four elements at a time in the Helium build, each step of add_one on int32 lanes
+ * (the lifted codes stay below 2^28, so no sum wraps where the scalar one would not); returns
+ * how many elements it did, a multiple of 4. `a` is read with step 1, `b` with b_step. */
+static int32_t add_mve(const tgr_binary_params *q, int32_t count, const int8_t *a, const int8_t *b, int32_t b_step,
+                       int8_t *output, int subtract)
+{
+    const int32x4_t ma = vdupq_n_s32(q->multiplier[0]), sa = vdupq_n_s32(q->shift[0]);
+    const int32x4_t mb = vdupq_n_s32(q->multiplier[1]), sb = vdupq_n_s32(q->shift[1]);
+    const int32x4_t mo = vdupq_n_s32(q->multiplier[2]), so = vdupq_n_s32(q->shift[2]);
+    const int32x4_t lo = vdupq_n_s32(q->act_min), hi = vdupq_n_s32(q->act_max);
+    const int32x4_t b_scalar = mve_mul_by_quantized_multiplier(
+        vdupq_n_s32(((int32_t)b[0] - q->b_zp) * (1 << ADD_LEFT_SHIFT)), mb, sb);
+    int32_t i;
+    for (i = 0; i + 4 <= count; i += 4) {
+        const int32x4_t x = vshlq_n_s32(vsubq_n_s32(vldrbq_s32(a + i), q->a_zp), ADD_LEFT_SHIFT);
+        const int32x4_t xs = mve_mul_by_quantized_multiplier(x, ma, sa);
+        const int32x4_t zs = b_step == 0 ? b_scalar
+                                         : mve_mul_by_quantized_multiplier(
+                                               vshlq_n_s32(vsubq_n_s32(vldrbq_s32(b + i), q->b_zp), ADD_LEFT_SHIFT), mb, sb);
+        int32x4_t y = mve_mul_by_quantized_multiplier(subtract ? vsubq_s32(xs, zs) : vaddq_s32(xs, zs), mo, so);
+        y = vminq_s32(vmaxq_s32(vaddq_n_s32(y, q->out_zp), lo), hi);
+        vstrbq_s32(output + i, y);
+    }
+    return i;
+}
+#endif
+
+/* Add and Sub: the Helium build's four-lane loop where `a` is contiguous, then one by one. */
+static void add_or_sub(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, const int8_t *b,
+                       int32_t b_step, int8_t *output, int subtract)
+{
+    int32_t i = 0;
+#if TGR_SIMD_MVE
+    if (a_step == 1) {
+        i = add_mve(q, count, a, b, b_step, output, subtract);
+    }
+#endif
+    for (; i < count; ++i) {
+        output[i] = (int8_t)add_one(q, a[i * a_step], b[i * b_step], subtract);
+    }
+}
+
+void tgr_binary_add_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, const int8_t *b,
+                       int32_t b_step, int8_t *output)
+{
+    const tgr_binary_params p = *q; /* a local copy: the int8 stores could alias *q */
+    add_or_sub(&p, count, a, a_step, b, b_step, output, 0);
+}
+
+void tgr_binary_sub_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, const int8_t *b,
+                       int32_t b_step, int8_t *output)
+{
+    const tgr_binary_params p = *q;
+    add_or_sub(&p, count, a, a_step, b, b_step, output, 1);
+}
+
 BINARY_KERNEL(mul, mul_one(q, x, z))
 BINARY_KERNEL(max, x > z ? x : z)
 BINARY_KERNEL(min, x < z ? x : z)

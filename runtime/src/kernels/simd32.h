@@ -131,4 +131,18 @@ static inline int32_t s32_mla_high(uint32_t a, uint32_t b, int32_t acc)
 
 #endif
 
+#if TGR_SIMD_MVE
+/* fp_mul_by_quantized_multiplier on four lanes, exactly, for validated pairs (shift -31..31):
+ * VSHL wraps like the scalar left shift; VQRDMULH is fp_srdhm (its one saturating case
+ * included); VRSHL's rounding right shift rounds ties up, and one less for a negative value
+ * (saturating, which leaves INT32_MIN exact) makes that fp_rdbpot's ties away from zero. */
+static inline int32x4_t mve_mul_by_quantized_multiplier(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+{
+    int32x4_t v = vshlq_s32(x, vmaxq_s32(shift, vdupq_n_s32(0)));
+    v = vqrdmulhq_s32(v, multiplier);
+    v = vqaddq_s32(v, vandq_s32(vshrq_n_s32(v, 31), vshrq_n_s32(shift, 31)));
+    return vrshlq_s32(v, vminq_s32(shift, vdupq_n_s32(0)));
+}
+#endif
+
 #endif /* TGR_KERNELS_SIMD32_H */

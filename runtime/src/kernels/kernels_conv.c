@@ -9,8 +9,9 @@
  * (simd32.h; SMLAD on the DSP extension), two output channels (Conv, Gemm) or four channels
  * (depthwise) per pass over the inputs, a whole in-bounds kernel row of Conv as one contiguous
  * run, and give exactly the int32 sums the plain loops give. The plain loops stay for what a
- * fast path does not cover (a zero point whose x - zp does not fit 16 bits, depthwise channel
- * multipliers above 1, transposed convolution).
+ * fast path does not cover: depthwise channel multipliers above 1, transposed convolution, and a
+ * zero point whose x - zp does not fit a 16-bit lane (the loader passes only int8 zero points,
+ * but the kernels' contract is any int32 the struct holds).
  */
 #include "base/bytes.h"
 #include "kernels/fixedpoint.h"

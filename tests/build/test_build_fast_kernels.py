@@ -1,7 +1,8 @@
 """The fast kernels on QEMU, in the default build (cortex-m55+nomve: DSP instructions through
 ACLE) and in the Helium build (mve=1), and the work profile (profile=1).
 
-Models from tests/ops/test_ops_conv_fast.py that land on each fast path and its edges run as
+Models from tests/ops/test_ops_conv_fast.py (and two MatMuls of tests/ops/test_ops_matmul.py)
+that land on each fast path and its edges run as
 firmware; the build's own check compares every output with the bundled reference runtime, so a
 fast path that is wrong on the target fails here even where the host's portable form is right.
 Each build's kernels must be the variant it names (chosen at compile time): SMLAD and no MVE in
@@ -46,6 +47,13 @@ def fast_plans(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     plans.append(plan_for(work, "k3_same_zp_high", OPS_CASES["k3_same"][0](), {"x": ZERO_POINTS["zp_high"]},
                           budget="256K"))
     plans.append(plan_for(work, "block_s2_2k", _chain(2), budget="2K"))
+    from models_data import graph, node
+    from test_ops_matmul import QUANT, SHAPES
+
+    for case, qset in (("rank2", "offsets"), ("rank4_batch", "saturating")):  # 4 + 2 columns; 2 columns
+        (sa, sb), (qa, qb, qy) = SHAPES[case], QUANT[qset]
+        plans.append(plan_for(work, f"matmul_{case}_{qset}", graph([node("MatMul", ["a", "b"], ["y"])], {"a": sa, "b": sb}),
+                              {"a": qa, "b": qb, "y": qy}))
     return plans
 
 

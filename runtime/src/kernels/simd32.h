@@ -85,6 +85,11 @@ static inline int32_t s32_mla_high(uint32_t a, uint32_t b, int32_t acc)
 {
     return __smlatt((int32_t)a, (int32_t)b, acc);
 }
+/* acc + s * pair.lane1, for a value s in 16 bits (SMLABT). */
+static inline int32_t s32_mla_by_high(int32_t s, uint32_t pair, int32_t acc)
+{
+    return __smlabt(s, (int32_t)pair, acc);
+}
 
 #else
 
@@ -127,6 +132,10 @@ static inline int32_t s32_mla_low(uint32_t a, uint32_t b, int32_t acc)
 static inline int32_t s32_mla_high(uint32_t a, uint32_t b, int32_t acc)
 {
     return (int32_t)((uint32_t)acc + (uint32_t)(s32_lane(a, 1) * s32_lane(b, 1)));
+}
+static inline int32_t s32_mla_by_high(int32_t s, uint32_t pair, int32_t acc)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)(s * s32_lane(pair, 1)));
 }
 
 #endif

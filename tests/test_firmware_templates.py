@@ -466,6 +466,8 @@ def test_ds_cnn_matches_host_runtime(tmp_path: Path, runtime_objects: list[Path]
     summary = summarize_outputs([(info.outputs[0].dtype, expected)])
     assert {k: int(v, 0) for k, v in log.output.items()} == {
         k: summary[k] for k in ("n", "checksum", "min", "max", "nonmin")}
+    # the seed's grammar: decimal numbers (float-domain min/max are their IEEE-754 bits in decimal)
+    assert all(re.fullmatch(r"-?\d+", v) for v in log.output.values()), log.output
     arena = log.arena
     assert arena["fast_cap"] == 20480 and arena["slow_cap"] == 4096
     assert arena["fast_peak"] == reference["host_memory"]["fast_peak_bytes"]

@@ -5,7 +5,7 @@ changed or removed)::
 
     BENCH_START <model name> @ Cortex-M55 (QEMU mps3-an547)
     Ops: <n>  Stages: <n>  Tensors: <n>  Budget: <plan budget> bytes
-    OUTPUT n=<elements> checksum=<fnv1a32> min=<v> max=<v> nonmin=<count>
+    OUTPUT n=<elements> checksum=<fnv1a32, unsigned decimal> min=<v> max=<v> nonmin=<count>
     ARENA fast_peak=<b> slow_used=<b> total_sram=<b> bytes (fast_cap=<b> slow_cap=<b>) slow_end=<b> stack_peak=<b>
     WORK systick_ticks=<n> clock=32MHz-virtual    (optional: firmwares before it lack the line)
     PROFILE op=<i> type=<Op> ticks=<n> macs=<n>  (profile=1 only: one per op, then

@@ -32,7 +32,7 @@ BUDGETS = {"compile_budget": 20 * KIB, "sram": 64 * KIB, "flash": 128 * KIB,
 LOG = """\
 BENCH_START ds_cnn @ Cortex-M55 (QEMU mps3-an547)
 Ops: 13  Stages: 1  Tensors: 14  Budget: 20480 bytes
-OUTPUT n=4 checksum=0x4a39b4b4 min=-3 max=7 nonmin=3
+OUTPUT n=4 checksum=1245295796 min=-3 max=7 nonmin=3
 ARENA fast_peak=16000 slow_used=512 total_sram=16512 bytes (fast_cap=20480 slow_cap=4096)
 OUTPUT_BYTES 0 y fd000107
 BENCH_END status=ok
@@ -150,14 +150,14 @@ def test_output_line_must_describe_the_output_bytes():
     assert ("firmware OUTPUT line disagrees with its output bytes: max=6 (the output bytes give 7), "
             "nonmin=2 (the output bytes give 3)") in v.reason
     floats = {**REFERENCE, "outputs": [{"name": "y", "dtype": 1, "hex": "0000803f00000040"}]}  # 1.0, 2.0
-    line = "OUTPUT n=2 checksum=0x0 min=0x3f800000 max=0x40000000 nonmin=1"
+    line = "OUTPUT n=2 checksum=0 min=1065353216 max=1073741824 nonmin=1"
     float_log = LOG.replace("fd000107", "0000803f00000040").replace(LOG.splitlines()[2], line)
     v = Verdict("m")
     check_outputs(v, parse_run_log(float_log), floats)
     assert v.ok, v.reason
     v = Verdict("m")
-    check_outputs(v, parse_run_log(float_log.replace("max=0x40000000", "max=0x3f800000")), floats)
-    assert "max=0x3f800000 (the output bytes give 0x40000000)" in v.reason
+    check_outputs(v, parse_run_log(float_log.replace("max=1073741824", "max=1065353216")), floats)
+    assert "max=1065353216 (the output bytes give 1073741824)" in v.reason
 
 
 def test_output_structure_mismatches():

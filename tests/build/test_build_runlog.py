@@ -9,7 +9,7 @@ from tigris_scons.runlog import parse_run_log
 GOOD = """\
 BENCH_START ds_cnn @ Cortex-M55 (QEMU mps3-an547)
 Ops: 13  Stages: 1  Tensors: 14  Budget: 20480 bytes
-OUTPUT n=12 checksum=0x3ee5aa0e min=-127 max=-74 nonmin=10
+OUTPUT n=12 checksum=1055238670 min=-127 max=-74 nonmin=10
 ARENA fast_peak=16000 slow_used=512 total_sram=16512 bytes (fast_cap=20480 slow_cap=4096) slow_end=16 stack_peak=716
 OUTPUT_BYTES 0 output_QuantizeLinear_Output 9c839481b6b68688869281b6
 BENCH_END status=ok
@@ -21,7 +21,7 @@ def test_good_log():
     assert log.complete and log.problems == []
     assert (log.model, log.target) == ("ds_cnn", "Cortex-M55 (QEMU mps3-an547)")
     assert (log.ops, log.stages, log.tensors, log.plan_budget) == (13, 1, 14, 20480)
-    assert log.output == {"n": "12", "checksum": "0x3ee5aa0e", "min": "-127", "max": "-74", "nonmin": "10"}
+    assert log.output == {"n": "12", "checksum": "1055238670", "min": "-127", "max": "-74", "nonmin": "10"}
     assert log.output_checksum() == 0x3EE5AA0E
     assert log.arena == {"fast_peak": 16000, "slow_used": 512, "total_sram": 16512, "fast_cap": 20480,
                          "slow_cap": 4096, "slow_end": 16, "stack_peak": 716}
@@ -82,7 +82,7 @@ def test_missing_arena_keys_and_output_keys():
 @pytest.mark.parametrize("line", ["OUTPUT_BYTES 0 empty -", "OUTPUT_BYTES 0 empty ", "OUTPUT_BYTES 0 empty"])
 def test_empty_output_tensor(line):
     log = parse_run_log(GOOD.replace("OUTPUT_BYTES 0 output_QuantizeLinear_Output 9c839481b6b68688869281b6", line)
-                        .replace("checksum=0x3ee5aa0e", "checksum=0x811c9dc5"))
+                        .replace("checksum=1055238670", "checksum=2166136261"))
     assert log.output_bytes[0] == ("empty", b"")
     assert log.problems == []
 
@@ -93,7 +93,7 @@ def test_a_guest_reset_is_never_a_success():
 
 
 def test_checksum_must_match_the_output_bytes():
-    log = parse_run_log(GOOD.replace("checksum=0x3ee5aa0e", "checksum=0x3ee5aa0f"))
+    log = parse_run_log(GOOD.replace("checksum=1055238670", "checksum=1055238671"))
     assert not log.complete and any("does not match the OUTPUT_BYTES" in p for p in log.problems)
 
 

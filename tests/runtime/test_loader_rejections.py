@@ -97,6 +97,13 @@ class Mutation:
     why: str = ""
 
 
+def _host_weight_reserve(v: PlanView) -> int:
+    """The decompressed-weight reserve our host library (TGR_TENSOR_ALIGN 32) adds to the budget."""
+    from tigris_scons.plan import read_plan
+
+    return read_plan(v.data).weight_reserve(32)
+
+
 def _u16(v: PlanView, off: int) -> int:
     return struct.unpack_from("<H", v.data, off)[0]
 
@@ -210,6 +217,17 @@ MUTATIONS: list[Mutation] = [
     M("directory_offset_past_eof", "ds_cnn", lambda v: v.set_header("section_dir_off", len(v.data) + 3),
       "section directory offset 30880 is invalid", "SECTION"),
     M("budget_0", "ds_cnn", lambda v: v.set_header("budget", 0), "plan budget is 0", "SECTION"),
+    M("budget_4GiB_minus_1", "ds_cnn", lambda v: v.set_header("budget", 0xFFFFFFFF),
+      "unrepresentable host memory requirements: budget 4294967295 + weight reserve 0", "LIMIT",
+      "the reference's 'Unrepresentable host memory requirements'; 0xFFFFFFFE loads on both"),
+    M("lz4_budget_plus_reserve_4GiB_minus_1", "lz4",
+      lambda v: v.set_header("budget", 0xFFFFFFFF - _host_weight_reserve(v)),
+      "unrepresentable host memory requirements", "LIMIT", "budget + decompressed-weight reserve = 2^32 - 1"),
+    # ---- a schema version the layout does not parse as (the reference: "section offset out of bounds")
+    M("binary_requant_in_v8", "ir_17K", lambda v: v.set_header("version", 8),
+      "kind 7 needs schema 9, the plan says 8", "SECTION", "BINARY_REQUANT (int8 Add/Sub) came with schema 9"),
+    M("pool_rounding_in_v7", "ds_cnn", lambda v: v.set_header("version", 7),
+      "kind 8 needs schema 8, the plan says 7", "SECTION", "below 8 only TRANSPOSE_PERM"),
     M("unknown_header_flag", "ds_cnn", lambda v: v.set_header("flags", 2), "unknown header flag bits 0x2",
       "UNSUPPORTED", "the reference ignores unknown flag bits; we refuse them"),
     M("num_stages_0", "ds_cnn", lambda v: v.set_header("num_stages", 0), "13 ops and 0 stages", "STAGE"),
@@ -459,6 +477,8 @@ ACCEPTED: list[tuple[str, str, Callable[[PlanView], bytes]]] = [
     ("trailing_byte_counted_in_file_size", "ds_cnn",
      lambda v: patch(v.data + b"\0", 8, "<I", len(v.data) + 1)),
     ("xip_flag", "ds_cnn", lambda v: v.set_header("flags", 1)),
+    # the reference loads a v9 plan relabelled v8 when its attributes are all of kinds 8 allows
+    ("pool_rounding_in_v8", "ds_cnn", lambda v: v.set_header("version", 8)),
     ("dilation_0_means_1", "ds_cnn", lambda v: v.set_op(0, "dilation_h", 0)),
     ("line_buffered_flag_on_standalone_stage", "ds_cnn", lambda v: v.set_stage(0, "flags", 1)),
     # the runtime derives the Add pairs from the three scales (docs/plan-format.md#op-attributes,

@@ -330,6 +330,14 @@ static int attr_length_ok(uint32_t kind, uint32_t len)
     return r->exact0 == 0u || len == r->exact0 || (r->exact1 != 0u && len == r->exact1);
 }
 
+/* The schema an attribute kind needs, as the reference enforces it (measured by relabelling the
+ * version of plans carrying each kind): only TRANSPOSE_PERM below schema 8, BINARY_REQUANT (int8
+ * Add/Sub requantization) from 9, every other kind from 8. */
+static uint32_t attr_schema(uint32_t kind)
+{
+    return kind == ATTR_TRANSPOSE_PERM ? 4u : kind == ATTR_BINARY_REQUANT ? 9u : 8u;
+}
+
 static tgr_status bind_attributes(tgr_plan *p, const sections *s, tgr_error *err)
 {
     uint32_t start, a, prev_key = 0;
@@ -365,6 +373,10 @@ static tgr_status bind_attributes(tgr_plan *p, const sections *s, tgr_error *err
         }
         if (kind == 0u || kind > ATTR_KIND_MAX) {
             return tgr_fail(err, TGR_ERR_ATTRIBUTE, "attribute %u has unknown kind %u", a, kind);
+        }
+        if (p->version < attr_schema(kind)) {
+            return tgr_fail(err, TGR_ERR_SECTION, "attribute %u: kind %u needs schema %u, the plan says %u", a, kind,
+                            attr_schema(kind), p->version);
         }
         if (a > 0u && key <= prev_key) {
             return tgr_fail(err, TGR_ERR_ATTRIBUTE, "attributes are not sorted and unique at entry %u", a);
@@ -905,6 +917,18 @@ static tgr_status check_stages(const tgr_plan *p, tgr_error *err)
 
 /* ---- entry point ------------------------------------------------------------------------- */
 
+/* The reference refuses a plan whose fast-arena need (budget + decompressed-weight reserve)
+ * reaches 2^32 - 1 ("Unrepresentable host memory requirements"; measured: one byte less loads):
+ * so do we, though the sum itself still fits 32 bits. */
+static tgr_status check_memory_representable(const tgr_plan *p, tgr_error *err)
+{
+    if ((uint64_t)p->budget + p->weight_reserve >= 0xFFFFFFFFu) {
+        return tgr_fail(err, TGR_ERR_LIMIT, "unrepresentable host memory requirements: budget %u + weight reserve %u "
+                        "reaches 2^32 - 1", p->budget, p->weight_reserve);
+    }
+    return TGR_OK;
+}
+
 tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_error *err)
 {
     sections s;
@@ -967,6 +991,7 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (st == TGR_OK) st = check_stages(&p, err);
     if (st == TGR_OK) st = check_tile_plans(&p, err);
     if (st == TGR_OK) st = tgr_check_weight_blocks(&p, err);
+    if (st == TGR_OK) st = check_memory_representable(&p, err);
     if (st == TGR_OK) st = tgr_check_kernels(&p, err);
     if (st == TGR_OK) st = tgr_check_paths(&p, &paths_seen, err); /* the set matters to plan_needs only */
     if (st != TGR_OK) {

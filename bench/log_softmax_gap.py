@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """How far an exactly computed int8 LogSoftmax is from the reference runtime's.
 
-Why this exists: the runtime refuses LogSoftmax (opcode 57) because its int8 arithmetic is not
-documented (the plan carries no parameters for it and no published description of it was
-available to us) and the clean-room rule keeps us out of the sources that define it. This script
-is the measurement behind that refusal, to re-run whenever the question comes back.
+Why this exists: the runtime's LogSoftmax uses the reference's fixed-point logarithm
+(kernels_softmax.c, docs/execution.md#logsoftmax), not an exactly rounded one; this script
+measures how often the exact one would give different bytes, the reason an exact logarithm is
+not used. Re-run it whenever that question comes back.
 
 Model checked against the bundled reference, row by row (last axis, output 1/16, zero point 127):
   d   = x - max(row)                                   (int)

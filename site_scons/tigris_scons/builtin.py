@@ -1,7 +1,7 @@
 """What a build of the C runtime links: the generated ``*_built_in.c`` units.
 
 The runtime defines every op implementation with ``TGR_OP_IMPL(OP_X, tiling, check, run)`` (or
-``TGR_OP_REFUSED``; or ``TGR_OP_METHODS`` and one ``TGR_OP_METHOD(OP_X, METHOD_Y, run)`` per method
+``TGR_OP_FALLIBLE`` for one whose run can fail on the data, ``TGR_OP_REFUSED``; or ``TGR_OP_METHODS`` and one ``TGR_OP_METHOD(OP_X, METHOD_Y, run)`` per method
 for an op whose arithmetic the plan selects, like Softmax's integer and float methods) and every execution path with ``TGR_PATH_IMPL(TGR_PATH_X, run, fits)`` (or
 ``TGR_PATH_RUNNER`` for the normal path), which give them external names (``tgr_run_OP_X``,
 ``tgr_path_run_TGR_PATH_X``...). Nothing in the runtime calls those names; three small generated
@@ -36,7 +36,7 @@ from .errors import TigrisError
 UNITS: dict[str, str] = {"ops_built_in": "ops", "paths_built_in": "exec", "weights_built_in": "memory"}
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_OP_IMPL = re.compile(r"^[ \t]*TGR_OP_IMPL\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
+_OP_IMPL = re.compile(r"^[ \t]*TGR_OP_(?:IMPL|FALLIBLE)\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
 _OP_REFUSED = re.compile(r"^[ \t]*TGR_OP_REFUSED\([ \t]*(OP_\w+)[ \t]*,", re.M)
 _OP_METHODS = re.compile(r"^[ \t]*TGR_OP_METHODS\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
 _OP_METHOD = re.compile(r"^[ \t]*TGR_OP_METHOD\([ \t]*(OP_\w+)[ \t]*,[ \t]*(METHOD_\w+)[ \t]*,", re.M)
@@ -206,15 +206,15 @@ def _ops_unit(catalog: Catalog, ops: list[int], methods: list[int]) -> str:
     run_args = "const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region"
     decls = "".join(f"tgr_status tgr_check_{i.name}(const tgr_plan *p, uint32_t op, tgr_error *err);\n" for _, i in impls)
     decls += "".join(f"uint32_t tgr_method_of_{i.name}(const tgr_plan *p, uint32_t op);\n" for _, i in impls if i.methods)
-    decls += "".join(f"void tgr_run_{i.name}({run_args});\n" for _, i in running if not i.methods)
-    decls += "".join(f"void tgr_run_{catalog.methods[m].name}({run_args});\n" for m in methods)
+    decls += "".join(f"uint32_t tgr_run_{i.name}({run_args});\n" for _, i in running if not i.methods)
+    decls += "".join(f"uint32_t tgr_run_{catalog.methods[m].name}({run_args});\n" for m in methods)
     built = [(c, i.name, f"return TGR_OP_BUILT_IN{' | TGR_OP_RUNS' if i.runs else ''} | ({i.tiling});")
              for c, i in impls]
     checks = [(c, i.name, f"return tgr_check_{i.name}(p, op, err);") for c, i in impls if not i.methods]
     checks += [(c, i.name, f"st = tgr_check_{i.name}(p, op, err);\n        return st != TGR_OK ? st : "
                            f"tgr_check_method(p, op, tgr_method_of_{i.name}(p, op), 0x{sum(1 << m for m in methods_of[c]):x}u, err);")
                for c, i in impls if i.methods]
-    runs = [(c, i.name, f"tgr_run_{i.name}(p, op, tensor_ptr, region);\n        return;") for c, i in running if not i.methods]
+    runs = [(c, i.name, f"return tgr_run_{i.name}(p, op, tensor_ptr, region);") for c, i in running if not i.methods]
     runs += [(c, i.name, _method_switch(catalog, i.name, methods_of[c])) for c, i in running if i.methods]
     method_of = [(c, i.name, f"return tgr_method_of_{i.name}(p, op);") for c, i in impls if i.methods]
     names = [(m, catalog.methods[m].name, f'return "{catalog.methods[m].label}";') for m in sorted(catalog.methods)]
@@ -225,9 +225,10 @@ def _ops_unit(catalog: Catalog, ops: list[int], methods: list[int]) -> str:
             + _switch("op_type(p, op)", sorted(checks),
                       "return tgr_fail(err, TGR_ERR_UNSUPPORTED, \"op %u is not built in\", op);")
             + "}\n"
-            + f"\nvoid tgr_built_in_run({run_args})\n{{\n"
+            + f"\nuint32_t tgr_built_in_run({run_args})\n{{\n"
             + ("" if running else "    (void)tensor_ptr;\n    (void)region;\n")
-            + _switch("op_type(p, op)", sorted(runs), "return; /* the loader refused every op this build does not run */")
+            + _switch("op_type(p, op)", sorted(runs),
+                      "return TGR_FAULT_NONE; /* the loader refused every op this build does not run */")
             + "}\n"
             + "\nuint32_t tgr_built_in_method(const tgr_plan *p, uint32_t op)\n{\n"
             + _switch("op_type(p, op)", sorted(method_of), "return 0u;") + "}\n"
@@ -238,10 +239,11 @@ def _ops_unit(catalog: Catalog, ops: list[int], methods: list[int]) -> str:
 def _method_switch(catalog: Catalog, op_name: str, methods: list[int]) -> str:
     """The run of an op with methods: a switch over the methods this build has."""
     rows = "".join(f"        case {m}u: /* {catalog.methods[m].name} */\n"
-                   f"            tgr_run_{catalog.methods[m].name}(p, op, tensor_ptr, region);\n            return;\n"
+                   f"            return tgr_run_{catalog.methods[m].name}(p, op, tensor_ptr, region);\n"
                    for m in methods)
     return (f"switch (tgr_method_of_{op_name}(p, op)) {{\n{rows}        default:\n"
-            f"            return; /* the loader refused every method this build does not run */\n        }}")
+            f"            return TGR_FAULT_NONE; /* the loader refused every method this build does not run */\n"
+            f"        }}")
 
 
 def _paths_unit(catalog: Catalog, paths: list[int]) -> str:

@@ -33,7 +33,7 @@ def _definitions(pattern: str) -> list[str]:
 
 def test_catalog_has_every_definition_once() -> None:
     catalog = builtin.scan(RUNTIME)
-    ops = _definitions(r"\nTGR_OP_IMPL\((OP_\w+),")
+    ops = _definitions(r"\nTGR_OP_(?:IMPL|FALLIBLE)\((OP_\w+),")
     refused = _definitions(r"\nTGR_OP_REFUSED\((OP_\w+),")
     by_method = _definitions(r"\nTGR_OP_METHODS\((OP_\w+),")
     assert sorted(i.name for i in catalog.ops.values()) == sorted(ops + refused + by_method)

@@ -113,7 +113,7 @@ class TableEntry:
         return self.run in {"NULL", "0", "run_nothing"}
 
 
-_IMPL = re.compile(r"^[ \t]*TGR_OP_(?:IMPL|METHODS)\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(TILING_[A-Z0-9_]+(?:[ \t]*\|[ \t]*TILING_[A-Z0-9_]+)*)"
+_IMPL = re.compile(r"^[ \t]*TGR_OP_(?:IMPL|FALLIBLE|METHODS)\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(TILING_[A-Z0-9_]+(?:[ \t]*\|[ \t]*TILING_[A-Z0-9_]+)*)"
                    r"[ \t]*,[ \t]*(\w+)[ \t]*,[ \t]*(\w+)[ \t]*\)[ \t]*;", re.M)
 _REFUSED = re.compile(r"^[ \t]*TGR_OP_REFUSED\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(\w+)[ \t]*\)[ \t]*;", re.M)
 
@@ -137,7 +137,7 @@ def family_tables() -> dict[int, TableEntry]:
             add(path, TableEntry(_opcode(row.group(1)), path.name, tiling, row.group(3), row.group(4)))
         for row in _REFUSED.finditer(text):
             add(path, TableEntry(_opcode(row.group(1)), path.name, 0, row.group(2), "NULL"))
-        uses = len(re.findall(r"\bTGR_OP_(?:IMPL|METHODS|REFUSED)\(", text))
+        uses = len(re.findall(r"\bTGR_OP_(?:IMPL|FALLIBLE|METHODS|REFUSED)\(", text))
         if uses != len(_IMPL.findall(text)) + len(_REFUSED.findall(text)):
             raise ValueError(f"{path.name}: a TGR_OP_IMPL/TGR_OP_REFUSED this parser cannot read")
     if not entries:

@@ -59,13 +59,8 @@ EXPECTED_REFUSALS: dict[str, str] = {
         "gather_nd_table", "gather_runtime", "select_int32_condition")},
     "detection_fast": _DTYPE_FLOAT, "detection_regular": _DTYPE_FLOAT,
     **{n: _STATE for n in ("if_conv", "lstm", "lstm_time_major_clip", "svdf", "svdf_batch", "while_conv")},
-    # int8 ops without an implementation, refused by name
-    "l2_normalization": "(L2Normalization) is not supported",
-    "rsqrt": "(Rsqrt) is not supported",
     # the reference's int8 arithmetic is not reproduced bit for bit
     "div": "(Div): the reference's int8 division is not reproduced",
-    "log_softmax": "(LogSoftmax): the reference's int8 LogSoftmax arithmetic is not reproduced",
-    "log_softmax_channels": "(LogSoftmax): the reference's int8 LogSoftmax arithmetic is not reproduced",
 }
 
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the

@@ -6,7 +6,7 @@ forms): every int8 code, several quantizations each. Binary ops (Add, Sub, Mul, 
 second position), broadcasting runtime operands, PRelu slopes, Sum and a fused Add+Relu: code
 sweeps plus random inputs. Tiled stages (chains, 1-D stripes, 2-D tiles) and row bands holding these ops:
 outputs, peaks, counters and trace events (models_data.assert_same_as_reference). Refusals: our
-loader names the op (Div, LogSoftmax, HardSwish with an output scale the reference cannot run,
+loader names the op (Div, LogSoftmax with another output encoding, HardSwish with an output scale the reference cannot run,
 Max with mixed quantization, a broadcasting runtime operand in a tiled stage, a row-varying
 constant in row bands).
 
@@ -238,7 +238,8 @@ FIXTURES = ["relu", "relu6", "logistic", "tanh", "hard_swish", "hard_swish_offse
             "sub_constant_first", "sub_constant_second", "maximum", "maximum_rank", "minimum", "squared_difference",
             "squared_difference_constant", "requantize_shared", "softmax", "gelu", "gelu_approximate",
             "gelu_approximate_offset", "gelu_wide"]
-REFUSED_FIXTURES = {"div": "Div", "log_softmax": "LogSoftmax", "log_softmax_channels": "LogSoftmax"}
+FIXTURES += ["log_softmax", "log_softmax_channels", "l2_normalization", "rsqrt"]
+REFUSED_FIXTURES = {"div": "Div"}
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -283,6 +284,11 @@ TILED = {
                         {"x": (0.05, 0), "c": (0.1, -3), "y": (1 / 256, -128)}),
     "softmax_float": (lambda: _conv_then([node("Softmax", ["c"], ["y"], axis=1)]),
                       {"x": (0.05, 0), "c": (0.1, -3), "y": (1 / 255, -128)}),
+    # LogSoftmax and L2Normalization over channels per pixel, in the same tiles
+    "log_softmax_channels": (lambda: _conv_then([node("LogSoftmax", ["c"], ["y"], axis=1)]),
+                             {"x": (0.05, 0), "c": (0.1, -3), "y": (1 / 16, 127)}),
+    "l2_normalization_channels": (lambda: _conv_then([node("LpNormalization", ["c"], ["y"], axis=1, p=2)]),
+                                  {"x": (0.05, 0), "c": (0.1, -3), "y": (1 / 128, 0)}),
     "softmax_conv": (lambda: _conv_then([node("Softmax", ["c"], ["s"], axis=1),
                                          node("Conv", ["s", "w2"], ["y"], pads=[1, 1, 1, 1])],
                                         floats=[const("w2", _W2, np.float32)]),
@@ -352,10 +358,59 @@ def test_refuses_div(lib: Path, work: Path) -> None:
     assert_refused(plan, lib, "Div", reference_refuses=False)
 
 
-def test_refuses_log_softmax(lib: Path, work: Path) -> None:
-    plan = plan_of(work, "log_softmax", op_model("LogSoftmax", {"x": [1, 10]}, axis=-1),
+#: LogSoftmax input scales the reference was measured at (its fixed-point logarithm, diff_min and
+#: the int32 cut all depend on the scale), with zero points at both ends
+LOG_SOFTMAX_SCALES = [(0.001, 0), (0.0137, -128), (0.05, 3), (0.1, 127), (0.12375, -20), (1.0, 0)]
+
+
+@pytest.mark.parametrize("width", [16, 1000])
+@pytest.mark.parametrize("scale, zp", LOG_SOFTMAX_SCALES, ids=[f"s{s:g}_zp{z}" for s, z in LOG_SOFTMAX_SCALES])
+def test_log_softmax(scale: float, zp: int, width: int, lib: Path, work: Path) -> None:
+    plan = plan_of(work, f"log_softmax_{scale:g}_{zp}_{width}", op_model("LogSoftmax", {"x": [4, width]}, axis=-1),
+                   {"x": (scale, zp), "y": (1 / 16, 127)})
+    assert_same_as_reference(plan, lib, n_inputs=6)
+
+
+def test_refuses_log_softmax_with_another_output_encoding(lib: Path, work: Path) -> None:
+    """The compiler writes LogSoftmax with output (1/16, 127) only; our arithmetic assumes it, and
+    the reference refuses any other encoding too."""
+    from runtime.plantools import PlanView
+
+    plan = plan_of(work, "log_softmax_enc", op_model("LogSoftmax", {"x": [1, 10]}, axis=-1),
                    {"x": (0.05, 3), "y": (1 / 16, 127)})
-    assert_refused(plan, lib, "LogSoftmax", reference_refuses=False)
+    view = PlanView(plan.read_bytes())
+    out = view.info["ops"][0]["outputs"][0]
+    patched = work / "log_softmax_enc_zp0.tgrs"
+    patched.write_bytes(view.set_quant(view.info["tensors"][out]["quant_param_idx"], "zero_point", 0))
+    assert_refused(patched, lib, "LogSoftmax", reference_refuses=True)
+
+
+L2_CASES = [(0.02, -128, 16), (0.001, 0, 64), (1.0, 127, 16), (0.05, -5, 1000)]
+
+
+@pytest.mark.parametrize("scale, zp, width", L2_CASES, ids=[f"s{s:g}_zp{z}_w{w}" for s, z, w in L2_CASES])
+def test_l2_normalization(scale: float, zp: int, width: int, lib: Path, work: Path) -> None:
+    plan = plan_of(work, f"l2_{scale:g}_{zp}_{width}", op_model("LpNormalization", {"x": [3, width]}, axis=-1, p=2),
+                   {"x": (scale, zp), "y": (1 / 128, 0)})
+    assert_same_as_reference(plan, lib, n_inputs=6)
+
+
+#: Rsqrt input/output scales patched into the sdist fixture (input zero point -128, so every code
+#: is at or above it): small and large ratios, and the ends of the output shift range the
+#: reference executes
+RSQRT_SCALES = [(0.05, 0.02), (0.001, 1.0), (1.0, 0.001), (0.3, 0.0007)]
+
+
+@pytest.mark.parametrize("s_in, s_out", RSQRT_SCALES, ids=[f"in{a:g}_out{b:g}" for a, b in RSQRT_SCALES])
+def test_rsqrt_scales(s_in: float, s_out: float, lib: Path, work: Path) -> None:
+    from runtime.plantools import PlanView
+
+    view = PlanView(fixture_plan("rsqrt", work).read_bytes())
+    q_in, q_out = (view.info["tensors"][t]["quant_param_idx"] for t in (0, 1))
+    data = PlanView(view.set_quant(q_in, "scale", s_in)).set_quant(q_out, "scale", s_out)
+    plan = work / f"rsqrt_{s_in:g}_{s_out:g}.tgrs"
+    plan.write_bytes(data)
+    assert_same_as_reference(plan, lib, n_inputs=4)
 
 
 def test_refuses_hard_swish_the_reference_cannot_run(lib: Path, work: Path) -> None:

@@ -77,8 +77,8 @@ BASES: dict[str, Callable] = {
     "lz4": lambda c: c.ds_cnn_plan("64K", ["-c", "lz4"]),   # one stage, one LZ4 weight block
     "tiled_2d": lambda c: c.case_plan("executor_cnn", "1K"),  # v9, 2-D tile plans (stage 0: 5 x 16)
     "conv_fiface": lambda c: c.case_plan("conv3x3_float_iface"),  # float32 interface
-    # whole plans our runtime does not execute
-    "logsoftmax": lambda c: c.case_plan("logsoftmax"),       # conftest.EXTRA_CASES
+    # plans mutated below beyond what our runtime executes
+    "logsoftmax": lambda c: c.case_plan("logsoftmax"),       # conftest.EXTRA_CASES (output 1/16, 127)
     "fp32": lambda c: c.plan("fp32_conv", _build_fp32_conv, "256K"),
 }
 SUPPORTED_BASES = ("ds_cnn", "conv", "ir_17K", "ir2", "gemm", "lz4")
@@ -466,9 +466,11 @@ MUTATIONS: list[Mutation] = [
     M("lz4_weight_outside_block", "lz4",
       lambda v: v.set_weight(0, "offset", v.info["weight_blocks"][0]["uncompressed_size"]),
       "op 0 weight 0 is not inside its stage's weight block", "WEIGHT"),
-    # ---- whole plans this runtime does not execute (unmutated)
-    M("unsupported_op_logsoftmax", "logsoftmax", lambda v: v.data, "op 0 (LogSoftmax)", "UNSUPPORTED",
-      "Relu, the brief's example, is supported now; LogSoftmax is refused by name"),
+    # ---- plans this runtime does not execute
+    M("logsoftmax_output_zero_point_0", "logsoftmax",
+      lambda v: v.set_quant(v.info["tensors"][v.info["ops"][0]["outputs"][0]]["quant_param_idx"], "zero_point", 0),
+      "op 0 (LogSoftmax): an output quantization other than the compiler's", "UNSUPPORTED",
+      "the arithmetic assumes output (1/16, 127); the reference refuses other encodings too"),
     M("float32_plan", "fp32", lambda v: v.data, "float32", "UNSUPPORTED"),
 ]
 

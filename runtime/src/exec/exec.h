@@ -36,8 +36,9 @@ tgr_status tgr_check_paths(const tgr_plan *p, uint32_t *seen, tgr_error *err);
 
 /* Give tensor t its whole size in slow memory (compacting once if needed). */
 tgr_status tgr_place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error *err);
-/* Run op o's kernel on the session's buffers, unless the session is rehearsing (session init). */
-void tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t *weights);
+/* Run op o's kernel on the session's buffers, unless the session is rehearsing (session init);
+ * an op that fails on the data (TGR_OP_FALLIBLE) stops the run with TGR_ERR_EXEC naming it. */
+tgr_status tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t *weights, tgr_error *err);
 
 /* ---- the paths ------------------------------------------------------------------------------- */
 

@@ -19,9 +19,16 @@ tgr_status tgr_place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error 
                     t, align_up(tensor_bytes(s->plan, t), TGR_TENSOR_ALIGN), s->slow.used, s->slow.size);
 }
 
-void tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t *weights)
+tgr_status tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t *weights, tgr_error *err)
 {
-    if (!s->rehearsing) {
-        tgr_dispatch(s->plan, o, s->tensor_ptr, region, weights);
+    uint32_t fault;
+    if (s->rehearsing) {
+        return TGR_OK;
     }
+    fault = tgr_dispatch(s->plan, o, s->tensor_ptr, region, weights);
+    if (fault != TGR_FAULT_NONE) {
+        return tgr_fail(err, TGR_ERR_EXEC, "op %u (%s): %s", o, tgr_op_name(op_type(s->plan, o)),
+                        tgr_fault_text(fault));
+    }
+    return TGR_OK;
 }

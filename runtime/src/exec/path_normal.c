@@ -105,7 +105,10 @@ static tgr_status run_normal(tgr_session *s, uint32_t stage, uint32_t limit, uin
                     }
                 }
             }
-            tgr_run_op(s, o, NULL, weights[0]);
+            st = tgr_run_op(s, o, NULL, weights[0], err);
+            if (st != TGR_OK) {
+                return st;
+            }
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {

@@ -580,7 +580,12 @@ static tgr_status run_rows(tgr_session *s, uint32_t stage, uint32_t limit, uint3
                     return tgr_fail(err, TGR_ERR_ARENA, "stage %u: row band does not fit", stage);
                 }
             }
-            tgr_run_op(s, o, s->region, weights[0]);
+            {
+                const tgr_status st = tgr_run_op(s, o, s->region, weights[0], err);
+                if (st != TGR_OK) {
+                    return st;
+                }
+            }
             tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
         }
         for (i = 0; i < stage_out_count(p, stage); ++i) {

@@ -279,7 +279,8 @@ static int stage_clamped(const tgr_plan *p, const tile_unit *u, const int32_t *r
  * that the previous tile already computed are moved to the front of its persistent buffer and
  * only the new rows are computed. Window kernels keep reading the whole input buffer; the output region and
  * pointer are narrowed to the new rows for the call. The numbers are those of recomputing. */
-static void roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, const uint8_t *const *weights)
+static tgr_status roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, const uint8_t *const *weights,
+                               tgr_error *err)
 {
     const tgr_plan *p = s->plan;
     const uint32_t y = op_output(p, o, 0);
@@ -303,11 +304,15 @@ static void roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, const u
     if (r0 + overlap < r1) {
         r[ROW0] = r0 + overlap;
         s->tensor_ptr[y] = buffer + (uint32_t)overlap * row;
-        tgr_run_op(s, o, s->region, weights[stage - u->first_stage]);
+        const tgr_status st = tgr_run_op(s, o, s->region, weights[stage - u->first_stage], err);
         s->tensor_ptr[y] = buffer;
         r[ROW0] = r0;
+        if (st != TGR_OK) {
+            return st;
+        }
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
     }
+    return TGR_OK;
     s->held[2u * y] = r0;
     s->held[2u * y + 1u] = r1;
 }
@@ -354,14 +359,22 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
                                 u->first_stage, y);
             }
             if (index > 0u && !stage_clamped(p, u, region, op_stage(p, u, o))) {
-                roll_and_run(s, u, o, weights);
+                tgr_status st = roll_and_run(s, u, o, weights, err);
+                if (st != TGR_OK) {
+                    return st;
+                }
                 continue;
             }
         } else if (!tgr_place_bytes(s, TGR_POOL_FAST, y, bytes, s->fast.size, op_stage(p, u, o))) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile of tensor %u does not fit the fast arena",
                             u->first_stage, y);
         }
-        tgr_run_op(s, o, region, weights[op_stage(p, u, o) - u->first_stage]);
+        {
+            tgr_status st = tgr_run_op(s, o, region, weights[op_stage(p, u, o) - u->first_stage], err);
+            if (st != TGR_OK) {
+                return st;
+            }
+        }
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, op_stage(p, u, o), NONE16, o, 0u, 0u, 0u);
         s->held[2u * y] = region[4u * y + ROW0];
         s->held[2u * y + 1u] = region[4u * y + ROW1];

@@ -110,6 +110,65 @@ static inline void fp_quantize_multiplier(double scale, int32_t *multiplier, int
     *shift = exponent;
 }
 
+/* Two's-complement int32 add and subtract (they wrap, as the reference's int32 arithmetic does). */
+static inline int32_t fp_wrap_add(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static inline int32_t fp_wrap_sub(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+/* x * 2^exponent (exponent >= 0) saturated to int32: a raw fixed-point value moved to fewer
+ * integer bits. */
+static inline int32_t fp_saturating_shift_left(int32_t x, int exponent)
+{
+    const int32_t limit = (int32_t)(INT32_MAX >> exponent);
+    if (x > limit) {
+        return INT32_MAX;
+    }
+    if (x < -limit - 1) {
+        return INT32_MIN;
+    }
+    return (int32_t)((uint32_t)x << exponent);
+}
+
+/* a + b and a - b saturated to int32. */
+static inline int32_t fp_saturating_add(int32_t a, int32_t b)
+{
+    const int64_t v = (int64_t)a + b;
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+static inline int32_t fp_saturating_sub(int32_t a, int32_t b)
+{
+    const int64_t v = (int64_t)a - b;
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+/* (a + b) / 2 rounded half away from zero (gemmlowp's RoundingHalfSum), in 64 bits. */
+static inline int32_t fp_rounding_half_sum(int32_t a, int32_t b)
+{
+    const int64_t sum = (int64_t)a + b;
+    return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+}
+
+/* Leading zero bits of a 32-bit pattern; 32 for 0. */
+static inline int fp_clz(uint32_t x)
+{
+    int n = 0;
+    if (x == 0u) {
+        return 32;
+    }
+    while ((x & 0x80000000u) == 0u) {
+        x <<= 1;
+        ++n;
+    }
+    return n;
+}
+
 static inline int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);

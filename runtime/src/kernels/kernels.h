@@ -88,4 +88,22 @@ void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, co
 void tgr_softmax_float_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
                           const tgr_qparams *out, int8_t *output);
 
+/* LogSoftmax over the last axis (output quantization 1/16, 127): the integer Softmax's Q12 sum of
+ * exps, the reference's fixed-point logarithm of it, each scaled difference minus that logarithm
+ * in 1/16 steps (kernels_softmax.c). Returns 0 when a row's sum passes int32 (the reference fails
+ * the run there), else 1. */
+int tgr_log_softmax_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in, int8_t *output);
+
+/* L2Normalization over the last axis (output quantization 1/128, 0; the input scale and epsilon do
+ * not enter): v * INVSQRT(sum v^2) per row, v = x - in_zp. Returns 0 when a row's sum of squares
+ * passes int32, else 1 (kernels_norm.c). */
+int tgr_l2_normalize_s8(int32_t rows, int32_t depth, const int8_t *input, int32_t in_zp, int8_t *output);
+
+/* Rsqrt: the output pair of 1 / (sqrt(s_in) * s_out) (0 when its shift is outside what the
+ * reference executes), the 256-entry table of every code at or above the input zero point, and
+ * whether a run's inputs are all at or above it (the reference fails the run otherwise). */
+int tgr_rsqrt_output_pair(const tgr_qparams *in, const tgr_qparams *out, int32_t *multiplier, int32_t *shift);
+void tgr_rsqrt_table(const tgr_qparams *in, const tgr_qparams *out, int32_t multiplier, int32_t shift, int8_t *lut);
+int tgr_rsqrt_fits(int32_t count, const int8_t *input, int32_t in_zp);
+
 #endif /* TGR_KERNELS_H */

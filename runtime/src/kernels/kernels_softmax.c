@@ -16,41 +16,18 @@
 #define SCALED_DIFF_INTEGER_BITS 5
 #define ACCUMULATION_INTEGER_BITS 12
 
-/* Saturating multiply by 2^exponent for a raw fixed-point value (exponent >= 0). */
-static int32_t saturating_shift_left(int32_t x, int exponent)
-{
-    const int32_t limit = (int32_t)(INT32_MAX >> exponent);
-    if (x > limit) {
-        return INT32_MAX;
-    }
-    if (x < -limit - 1) {
-        return INT32_MIN;
-    }
-    return (int32_t)((uint32_t)x << exponent);
-}
-
-static inline int32_t wrapping_add(int32_t a, int32_t b)
-{
-    return (int32_t)((uint32_t)a + (uint32_t)b);
-}
-
-static inline int32_t wrapping_sub(int32_t a, int32_t b)
-{
-    return (int32_t)((uint32_t)a - (uint32_t)b);
-}
-
 /* exp(a) for a in [-1/4, 0), Q0.31 in and out: Taylor expansion around -1/8. */
 static int32_t exp_on_interval_quarter(int32_t a)
 {
     const int32_t exp_minus_one_eighth = 1895147668;
     const int32_t one_third = 715827883;
-    const int32_t x = wrapping_add(a, (int32_t)1 << 28);
+    const int32_t x = fp_wrap_add(a, (int32_t)1 << 28);
     const int32_t x2 = fp_srdhm(x, x);
     const int32_t x3 = fp_srdhm(x2, x);
     const int32_t x4 = fp_srdhm(x2, x2);
     const int32_t x4_over_4 = fp_rdbpot(x4, 2);
-    const int32_t poly = fp_rdbpot(wrapping_add(fp_srdhm(wrapping_add(x4_over_4, x3), one_third), x2), 1);
-    return wrapping_add(exp_minus_one_eighth, fp_srdhm(exp_minus_one_eighth, wrapping_add(x, poly)));
+    const int32_t poly = fp_rdbpot(fp_wrap_add(fp_srdhm(fp_wrap_add(x4_over_4, x3), one_third), x2), 1);
+    return fp_wrap_add(exp_minus_one_eighth, fp_srdhm(exp_minus_one_eighth, fp_wrap_add(x, poly)));
 }
 
 /* exp(a) for a <= 0 given in Q5.26; result in Q0.31. */
@@ -68,10 +45,10 @@ static int32_t exp_on_negative_values(int32_t a)
     const int fractional_bits = 31 - SCALED_DIFF_INTEGER_BITS;
     const int32_t one_quarter = (int32_t)1 << (fractional_bits - 2);
     const int32_t mask = one_quarter - 1;
-    const int32_t a_mod_quarter_minus_quarter = wrapping_sub(a & mask, one_quarter);
+    const int32_t a_mod_quarter_minus_quarter = fp_wrap_sub(a & mask, one_quarter);
     int32_t result = exp_on_interval_quarter(
-        saturating_shift_left(a_mod_quarter_minus_quarter, SCALED_DIFF_INTEGER_BITS));
-    const int32_t remainder = wrapping_sub(a_mod_quarter_minus_quarter, a);
+        fp_saturating_shift_left(a_mod_quarter_minus_quarter, SCALED_DIFF_INTEGER_BITS));
+    const int32_t remainder = fp_wrap_sub(a_mod_quarter_minus_quarter, a);
     int k;
     for (k = 0; k < 7; ++k) {
         const int bit = fractional_bits - 2 + k;
@@ -88,29 +65,29 @@ static int32_t one_over_one_plus_x(int32_t a)
     const int32_t constant_48_over_17 = 1515870810;
     const int32_t constant_neg_32_over_17 = -1010580540;
     const int32_t one_q2 = (int32_t)1 << 29;
-    int64_t sum = (int64_t)a + INT32_MAX;
-    int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
-    int32_t x = wrapping_add(constant_48_over_17, fp_srdhm(half_denominator, constant_neg_32_over_17));
+    int32_t half_denominator = fp_rounding_half_sum(a, INT32_MAX);
+    int32_t x = fp_wrap_add(constant_48_over_17, fp_srdhm(half_denominator, constant_neg_32_over_17));
     int i;
     for (i = 0; i < 3; ++i) {
         int32_t half_denominator_times_x = fp_srdhm(half_denominator, x);
-        int32_t one_minus = wrapping_sub(one_q2, half_denominator_times_x);
-        x = wrapping_add(x, saturating_shift_left(fp_srdhm(x, one_minus), 2));
+        int32_t one_minus = fp_wrap_sub(one_q2, half_denominator_times_x);
+        x = fp_wrap_add(x, fp_saturating_shift_left(fp_srdhm(x, one_minus), 2));
     }
-    return saturating_shift_left(x, 1);
+    return fp_saturating_shift_left(x, 1);
 }
 
-static int count_leading_zeros(uint32_t x)
+/* The scaling of input differences into Q5.26 shared by Softmax's integer method and
+ * LogSoftmax: the multiplier/shift of min(s_in * 2^26, 2^31 - 1) and the smallest difference
+ * that still counts (diff_min), in double as the reference derives them. */
+static void difference_scaling(float input_scale, int32_t *multiplier, int32_t *left_shift, int32_t *diff_min)
 {
-    int n = 0;
-    if (x == 0u) {
-        return 32;
+    double real_multiplier = (double)input_scale * (double)(1 << (31 - SCALED_DIFF_INTEGER_BITS));
+    if (real_multiplier > 2147483647.0) {
+        real_multiplier = 2147483647.0;
     }
-    while ((x & 0x80000000u) == 0u) {
-        x <<= 1;
-        ++n;
-    }
-    return n;
+    fp_quantize_multiplier(real_multiplier, multiplier, left_shift);
+    *diff_min = -(int32_t)floor(1.0 * ((1 << SCALED_DIFF_INTEGER_BITS) - 1) *
+                                fp_pow2(31 - SCALED_DIFF_INTEGER_BITS) / fp_pow2(*left_shift));
 }
 
 void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,
@@ -120,13 +97,7 @@ void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, co
     int32_t left_shift;
     int32_t diff_min;
     int32_t r, c;
-    double real_multiplier = (double)in->scale * (double)(1 << (31 - SCALED_DIFF_INTEGER_BITS));
-    if (real_multiplier > 2147483647.0) {
-        real_multiplier = 2147483647.0;
-    }
-    fp_quantize_multiplier(real_multiplier, &multiplier, &left_shift);
-    diff_min = -(int32_t)floor(1.0 * ((1 << SCALED_DIFF_INTEGER_BITS) - 1) *
-                               fp_pow2(31 - SCALED_DIFF_INTEGER_BITS) / fp_pow2(left_shift));
+    difference_scaling(in->scale, &multiplier, &left_shift, &diff_min);
     for (r = 0; r < rows; ++r) {
         const int8_t *x = input + (int64_t)r * depth;
         int8_t *y = output + (int64_t)r * depth;
@@ -144,12 +115,12 @@ void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, co
             int32_t diff = (int32_t)x[c] - max_value;
             if (diff >= diff_min) {
                 int32_t scaled = fp_srdhm((int32_t)((uint32_t)diff << left_shift), multiplier);
-                sum_of_exps = wrapping_add(sum_of_exps,
+                sum_of_exps = fp_wrap_add(sum_of_exps,
                                            fp_rdbpot(exp_on_negative_values(scaled),
                                                      ACCUMULATION_INTEGER_BITS));
             }
         }
-        headroom = count_leading_zeros((uint32_t)sum_of_exps);
+        headroom = fp_clz((uint32_t)sum_of_exps);
         bits_over_unit = ACCUMULATION_INTEGER_BITS - headroom;
         reciprocal = one_over_one_plus_x(
             (int32_t)(((uint32_t)sum_of_exps << headroom) - 0x80000000u));
@@ -164,6 +135,85 @@ void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, co
             y[c] = (int8_t)clamp_i32(value, -128, 127);
         }
     }
+}
+
+/* ln(z) for a Q12.19 z >= 1.0, in Q5.26: the reference's fixed-point logarithm (normalise z by
+ * a power of two, with and without a factor 2^-1/2, to a mantissa near 2^-1/4; a rational
+ * approximation around it; the exponent in Q6.25). Not an exactly rounded logarithm: that one
+ * differs on rare rows. Constants in Q0.31. */
+static int32_t log_q12_19(int32_t z)
+{
+    const int32_t ln2 = 1488522236;           /* ln 2 */
+    const int32_t rsqrt2 = 1518500250;        /* 2^-1/2 */
+    const int32_t fourth_root_half = 1805811301; /* 2^-1/4 */
+    const int32_t num_coeff = 117049297;      /* 11/240 * 2^1/4 */
+    const int32_t den_coeff = 127690142;      /* 1/20 * 2^1/4 */
+    const int32_t den_base = 1057819769;      /* 2 * 2^-1/4 - 2^1/4 */
+    const int32_t den_linear = 638450708;     /* 1/4 * 2^1/4 */
+    const int32_t quarter_q6_25 = 1 << 23;
+    const int shift_a = fp_clz((uint32_t)z);
+    const int32_t mant_a = fp_saturating_shift_left(fp_srdhm(fp_saturating_shift_left(z, shift_a - 1), rsqrt2), 1);
+    const int32_t exp_a = fp_saturating_add(fp_saturating_shift_left(12 - shift_a, 25), quarter_q6_25);
+    const int shift_b = fp_clz((uint32_t)fp_srdhm(z, rsqrt2)) - 1;
+    const int32_t mant_b = fp_saturating_shift_left(z, shift_b);
+    const int32_t exp_b = fp_saturating_sub(fp_saturating_shift_left(12 - shift_b, 25), quarter_q6_25);
+    const int32_t r = mant_a < mant_b ? mant_a : mant_b;
+    const int32_t exponent = exp_a > exp_b ? exp_a : exp_b;
+    const int32_t half_sum = fp_rounding_half_sum(r, fourth_root_half);
+    int32_t q = fp_wrap_sub(r, fourth_root_half);
+    int32_t q2, num, den, acc;
+    q = fp_wrap_add(q, q);
+    q2 = fp_srdhm(q, q);
+    num = fp_wrap_add(fp_srdhm(q, r), fp_srdhm(fp_srdhm(q, q2), num_coeff));
+    den = fp_wrap_add(fp_srdhm(half_sum, fp_wrap_add(fp_wrap_add(den_base, q), fp_srdhm(den_coeff, q2))),
+                      fp_srdhm(den_linear, q));
+    acc = fp_wrap_add(fp_srdhm(exponent, ln2), fp_srdhm(fp_rdbpot(num, 6), one_over_one_plus_x(den)));
+    return fp_saturating_shift_left(acc, 1);
+}
+
+#define LOG_SOFTMAX_OUTPUT_SHIFT 22 /* Q5.26 to the output's 1/16 steps: 31 - 5 - 4 */
+#define LOG_SOFTMAX_OUTPUT_ZERO_POINT 127
+
+int tgr_log_softmax_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in, int8_t *output)
+{
+    int32_t multiplier, left_shift, diff_min, cut_multiplier, cut_shift;
+    int32_t r, c;
+    difference_scaling(in->scale, &multiplier, &left_shift, &diff_min);
+    /* The difference whose scaled value is L - 2^31 (below it, dq - L leaves int32). */
+    fp_quantize_multiplier(fp_pow2(31 - left_shift) / (double)multiplier, &cut_multiplier, &cut_shift);
+    for (r = 0; r < rows; ++r) {
+        const int8_t *x = input + (int64_t)r * depth;
+        int8_t *y = output + (int64_t)r * depth;
+        int32_t max_value = -128;
+        int64_t sum = 0;
+        int32_t log_sum, cut;
+        for (c = 0; c < depth; ++c) {
+            max_value = x[c] > max_value ? x[c] : max_value;
+        }
+        for (c = 0; c < depth; ++c) {
+            const int32_t diff = (int32_t)x[c] - max_value;
+            if (diff >= diff_min) {
+                const int32_t scaled = fp_srdhm((int32_t)((uint32_t)diff << left_shift), multiplier);
+                sum += fp_rdbpot(exp_on_negative_values(scaled), ACCUMULATION_INTEGER_BITS);
+            }
+        }
+        if (sum > INT32_MAX) {
+            return 0;
+        }
+        log_sum = log_q12_19((int32_t)sum);
+        cut = fp_mul_by_quantized_multiplier(fp_wrap_add(log_sum, INT32_MIN), cut_multiplier, cut_shift);
+        cut = cut > diff_min - 1 ? cut : diff_min - 1;
+        for (c = 0; c < depth; ++c) {
+            const int32_t diff = (int32_t)x[c] - max_value;
+            int32_t value = -128;
+            if (diff > cut) {
+                const int32_t scaled = fp_srdhm((int32_t)((uint32_t)diff << left_shift), multiplier);
+                value = fp_rdbpot(fp_wrap_sub(scaled, log_sum), LOG_SOFTMAX_OUTPUT_SHIFT) + LOG_SOFTMAX_OUTPUT_ZERO_POINT;
+            }
+            y[c] = (int8_t)clamp_i32(value, -128, 127);
+        }
+    }
+    return 1;
 }
 
 void tgr_softmax_float_s8(int32_t rows, int32_t depth, const int8_t *input, const tgr_qparams *in,

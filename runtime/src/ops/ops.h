@@ -37,13 +37,35 @@ enum {
  * The last line only re-declares, so each use ends with a semicolon. */
 #define TGR_OP_IMPL(code, tiling, check, run)                                                   \
     tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err);                \
-    void tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region); \
+    uint32_t tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region); \
     tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err) { return check(p, op, err); } \
-    void tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region) \
+    uint32_t tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region) \
     {                                                                                           \
         run(p, op, tensor_ptr, region);                                                         \
+        return TGR_FAULT_NONE;                                                                  \
     }                                                                                           \
-    void tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
+    uint32_t tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
+
+/* An op whose run can fail on the data, where the reference fails the inference (a negative
+ * Rsqrt input, a row sum past int32): `run` returns a TGR_FAULT_* code, TGR_FAULT_NONE when it
+ * ran. The executor stops the run there with TGR_ERR_EXEC naming the op; the session stays usable
+ * (every run starts from empty pools). Whatever depends only on the plan is refused at load. */
+#define TGR_OP_FALLIBLE(code, tiling, check, run)                                               \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err);                \
+    uint32_t tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region); \
+    tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err) { return check(p, op, err); } \
+    uint32_t tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region) \
+    {                                                                                           \
+        return run(p, op, tensor_ptr, region);                                                  \
+    }                                                                                           \
+    uint32_t tgr_run_##code(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
+
+/* Why a run stopped in an op (TGR_OP_FALLIBLE); tgr_fault_text (ops_registry.c) says it. */
+enum {
+    TGR_FAULT_NONE = 0,
+    TGR_FAULT_BELOW_ZERO_POINT = 1, /* Rsqrt: an input below its zero point (a negative value) */
+    TGR_FAULT_SUM_OVERFLOW = 2      /* LogSoftmax, L2Normalization: a row's sum passes int32 */
+};
 
 /* An opcode whose check refuses every plan: listed so the refusal names why; it never runs. */
 #define TGR_OP_REFUSED(code, check)                                                             \
@@ -64,12 +86,13 @@ enum {
     uint32_t tgr_method_of_##code(const tgr_plan *p, uint32_t op)
 
 #define TGR_OP_METHOD(code, method, run)                                                        \
-    void tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region); \
-    void tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region) \
+    uint32_t tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region); \
+    uint32_t tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region) \
     {                                                                                           \
         run(p, op, tensor_ptr, region);                                                         \
+        return TGR_FAULT_NONE;                                                                  \
     }                                                                                           \
-    void tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
+    uint32_t tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
 
 /* The methods (codes 1..31, one bit each in the generated masks). */
 enum {

@@ -6,11 +6,9 @@
  * 256-entry table built per call (kernels_activation.c) and runs pointwise in spatial tiles and
  * row bands.
  *
- * Refused: LogSoftmax. Measured against the reference (bench/log_softmax_gap.py): its row sum is
- * the int8 Softmax's fixed-point Q12 sum of exps, but its logarithm is an undocumented
- * fixed-point approximation within ~2 units of Q5.26 of the exact one, and no exact or float
- * formulation reproduces it (an exact logarithm differs on ~0.2 elements per million). Without
- * documentation of those steps we refuse rather than run it almost right.
+ * LogSoftmax and L2Normalization run along the last stored axis like Softmax; Rsqrt is a table
+ * too, but a run with an input below its zero point fails (as the reference's does), and so does
+ * a LogSoftmax or L2Normalization row whose sum passes int32 (TGR_OP_FALLIBLE).
  */
 #include <math.h>
 
@@ -19,8 +17,8 @@
 #include "ops/ops.h"
 
 enum {
-    OP_SIGMOID = 12, OP_TANH = 20, OP_LEAKY_RELU = 21, OP_HARD_SWISH = 37, OP_ABS = 38, OP_ELU = 56,
-    OP_LOG_SOFTMAX = 57, OP_QUANTIZE = 90, OP_GELU = 92
+    OP_SIGMOID = 12, OP_TANH = 20, OP_LEAKY_RELU = 21, OP_HARD_SWISH = 37, OP_ABS = 38, OP_RSQRT = 39, OP_ELU = 56,
+    OP_LOG_SOFTMAX = 57, OP_L2_NORMALIZATION = 58, OP_QUANTIZE = 90, OP_GELU = 92
 };
 
 /* The slope OP_ATTR_ALPHA defaults to when a plan leaves it out (docs/plan-format.md#op-attributes). */
@@ -54,8 +52,8 @@ static uint32_t row_bytes(const tgr_plan *p, uint32_t t)
     return tensor_bytes(p, t) / (uint32_t)tensor_dim(p, t, tgr_row_axis(p, t));
 }
 
-/* Softmax runs along the last stored axis, so every position of the other axes is one row of
- * the softmax: whole tensors; row bands, whose input and output bands coincide on the row axis
+/* Softmax (and LogSoftmax, L2Normalization) runs along the last stored axis, so every position
+ * of the other axes is one row of the softmax: whole tensors; row bands, whose input and output bands coincide on the row axis
  * (one contiguous run of rows); and for rank 4 (channels-last stripes, chains, 2-D tiles, or
  * row bands of H or W) each output row over the output's columns, the input buffer possibly
  * holding more rows and columns. So a run is `blocks` blocks of `rows` softmax rows, the input
@@ -114,6 +112,30 @@ static void run_softmax_float(const tgr_plan *p, uint32_t o, uint8_t *const *ten
     for (b = 0; b < r.blocks; ++b) {
         tgr_softmax_float_s8(r.rows, r.depth, r.x + b * r.x_stride, &r.qin, &r.qout, r.y + b * r.y_stride);
     }
+}
+
+static uint32_t run_log_softmax(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    const softmax_run r = softmax_run_of(p, o, tensor_ptr, region);
+    int32_t b;
+    for (b = 0; b < r.blocks; ++b) {
+        if (!tgr_log_softmax_s8(r.rows, r.depth, r.x + b * r.x_stride, &r.qin, r.y + b * r.y_stride)) {
+            return TGR_FAULT_SUM_OVERFLOW;
+        }
+    }
+    return TGR_FAULT_NONE;
+}
+
+static uint32_t run_l2_normalization(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    const softmax_run r = softmax_run_of(p, o, tensor_ptr, region);
+    int32_t b;
+    for (b = 0; b < r.blocks; ++b) {
+        if (!tgr_l2_normalize_s8(r.rows, r.depth, r.x + b * r.x_stride, r.qin.zero_point, r.y + b * r.y_stride)) {
+            return TGR_FAULT_SUM_OVERFLOW;
+        }
+    }
+    return TGR_FAULT_NONE;
 }
 
 static uint32_t softmax_method(const tgr_plan *p, uint32_t o)
@@ -233,44 +255,115 @@ static tgr_status check_table_op(const tgr_plan *p, uint32_t o, tgr_error *err)
 
 /* Whole tensors; or spatial tiles (rank 4): each output row over the output's columns, the
  * input buffer possibly holding more rows and columns; or row bands of another rank: one
- * contiguous run of the output's rows. */
-static void run_table_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+ * contiguous run of the output's rows. `lut` applies to each run; with `floor_code` above -128,
+ * a run holding a code below it fails the op first (TGR_FAULT_BELOW_ZERO_POINT). */
+static uint32_t apply_table(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                            const int8_t *lut, int32_t floor_code)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
     const int8_t *x = (const int8_t *)tensor_ptr[in];
     int8_t *y = (int8_t *)tensor_ptr[out];
-    int8_t lut[TGR_LUT_SIZE];
     int32_t ex[4], ey[4];
-    int32_t channels, r;
-    build_table(p, o, lut);
-    if (region == NULL) {
-        tgr_lut_apply((int32_t)tensor_bytes(p, out), x, lut, y);
-        return;
-    }
-    if (tensor_ndim(p, out) != 4u) {
-        tgr_lut_apply(tgr_row_count(p, out, region) * (int32_t)row_bytes(p, out),
-                      x + (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in), lut, y);
-        return;
+    int32_t channels, r, count;
+    if (region == NULL || tensor_ndim(p, out) != 4u) {
+        if (region == NULL) {
+            count = (int32_t)tensor_bytes(p, out);
+        } else {
+            count = tgr_row_count(p, out, region) * (int32_t)row_bytes(p, out);
+            x += (int64_t)(region[4u * out] - region[4u * in]) * row_bytes(p, in);
+        }
+        if (floor_code > -128 && !tgr_rsqrt_fits(count, x, floor_code)) {
+            return TGR_FAULT_BELOW_ZERO_POINT;
+        }
+        tgr_lut_apply(count, x, lut, y);
+        return TGR_FAULT_NONE;
     }
     tgr_extent_of(p, in, region, ex);
     tgr_extent_of(p, out, region, ey);
     channels = tensor_dim(p, out, 3);
+    count = (ey[3] - ey[2]) * channels;
     for (r = ey[0]; r < ey[1]; ++r) {
         const int8_t *px = x + ((int64_t)(r - ex[0]) * (ex[3] - ex[2]) + (ey[2] - ex[2])) * channels;
-        int8_t *py = y + (int64_t)(r - ey[0]) * (ey[3] - ey[2]) * channels;
-        tgr_lut_apply((ey[3] - ey[2]) * channels, px, lut, py);
+        if (floor_code > -128 && !tgr_rsqrt_fits(count, px, floor_code)) {
+            return TGR_FAULT_BELOW_ZERO_POINT;
+        }
+        tgr_lut_apply(count, px, lut, y + (int64_t)(r - ey[0]) * count);
     }
+    return TGR_FAULT_NONE;
 }
 
-/* ---- refused ------------------------------------------------------------------------------ */
+static void run_table_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    int8_t lut[TGR_LUT_SIZE];
+    build_table(p, o, lut);
+    (void)apply_table(p, o, tensor_ptr, region, lut, -128);
+}
+
+/* ---- Rsqrt, LogSoftmax, L2Normalization -------------------------------------------------- */
+
+/* Unary, no fused activation, the output the input's shape: what every op here needs. */
+static tgr_status check_unary(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (sp.fused_act != ACT_NONE) {
+        return tgr_bad_op(err, p, o, "a fused activation is only valid on Conv, Gemm and Add");
+    }
+    if (!tgr_same_shape(p, op_input(p, o, 0), op_output(p, o, 0))) {
+        return tgr_bad_op(err, p, o, "input and output shapes differ");
+    }
+    return TGR_OK;
+}
+
+static tgr_status check_rsqrt(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    tgr_qparams in = tgr_qparams_of(p, op_input(p, o, 0));
+    tgr_qparams out = tgr_qparams_of(p, op_output(p, o, 0));
+    int32_t m, s;
+    tgr_status st = check_unary(p, o, err);
+    if (st == TGR_OK && !tgr_rsqrt_output_pair(&in, &out, &m, &s)) {
+        /* The reference accepts the plan and fails every run: refused here, at load. */
+        return tgr_unsupported_op(err, p, o, "an output scale pair whose shift the reference does not execute");
+    }
+    return st;
+}
+
+static uint32_t run_rsqrt(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    tgr_qparams in = tgr_qparams_of(p, op_input(p, o, 0));
+    tgr_qparams out = tgr_qparams_of(p, op_output(p, o, 0));
+    int8_t lut[TGR_LUT_SIZE];
+    int32_t m, s;
+    (void)tgr_rsqrt_output_pair(&in, &out, &m, &s);
+    tgr_rsqrt_table(&in, &out, m, s, lut);
+    return apply_table(p, o, tensor_ptr, region, lut, in.zero_point);
+}
+
+/* The output quantization the compiler gives the op, which its arithmetic assumes. */
+static tgr_status check_fixed_output(const tgr_plan *p, uint32_t o, float scale, int32_t zero_point, tgr_error *err)
+{
+    tgr_qparams out = tgr_qparams_of(p, op_output(p, o, 0));
+    tgr_status st = check_unary(p, o, err);
+    if (st == TGR_OK && (out.scale != scale || out.zero_point != zero_point)) {
+        return tgr_unsupported_op(err, p, o, "an output quantization other than the compiler's (1/16, 127 or 1/128, 0)");
+    }
+    return st;
+}
 
 static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
-    (void)p;
-    return tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                    "op %u (LogSoftmax): the reference's int8 LogSoftmax arithmetic is not reproduced by this runtime",
-                    o);
+    tgr_qparams in = tgr_qparams_of(p, op_input(p, o, 0));
+    tgr_status st = check_fixed_output(p, o, 1.0f / 16.0f, 127, err);
+    if (st == TGR_OK && (double)in.scale * (double)(1 << 26) < 1.0) {
+        return tgr_unsupported_op(err, p, o, "an input scale below 2^-26");
+    }
+    return st;
+}
+
+static tgr_status check_l2_normalization(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    return check_fixed_output(p, o, 1.0f / 128.0f, 0, err);
 }
 
 
@@ -289,4 +382,6 @@ TGR_OP_IMPL(OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_tab
 TGR_OP_IMPL(OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_CAST, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
-TGR_OP_REFUSED(OP_LOG_SOFTMAX, check_log_softmax);
+TGR_OP_FALLIBLE(OP_RSQRT, TILING_POINTWISE | TILING_ROWS, check_rsqrt, run_rsqrt);
+TGR_OP_FALLIBLE(OP_LOG_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_log_softmax, run_log_softmax);
+TGR_OP_FALLIBLE(OP_L2_NORMALIZATION, TILING_POINTWISE | TILING_ROWS, check_l2_normalization, run_l2_normalization);

@@ -82,15 +82,17 @@ tgr_status tgr_check_method(const tgr_plan *p, uint32_t o, uint32_t method, uint
 }
 
 /* The op's run, between the profile hooks of a TGR_PROFILE build. */
-static void run_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+static uint32_t run_op(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
+    uint32_t fault;
     tgr_profile_op(o, 0);
-    tgr_built_in_run(p, o, tensor_ptr, region);
+    fault = tgr_built_in_run(p, o, tensor_ptr, region);
     tgr_profile_op(o, 1);
+    return fault;
 }
 
-void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
-                  const uint8_t *weights)
+uint32_t tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                      const uint8_t *weights)
 {
     /* The loader refused every op this build does not run. */
     if (weights != p->weight_blob) {
@@ -98,10 +100,21 @@ void tgr_dispatch(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, con
          * which is exactly what the block-relative weight offsets address. */
         tgr_plan view = *p;
         view.weight_blob = weights;
-        run_op(&view, o, tensor_ptr, region);
-        return;
+        return run_op(&view, o, tensor_ptr, region);
     }
-    run_op(p, o, tensor_ptr, region);
+    return run_op(p, o, tensor_ptr, region);
+}
+
+const char *tgr_fault_text(uint32_t fault)
+{
+    switch (fault) {
+    case TGR_FAULT_BELOW_ZERO_POINT:
+        return TGR_TEXT("an input element is below the input zero point (the root of a negative value)");
+    case TGR_FAULT_SUM_OVERFLOW:
+        return TGR_TEXT("a row's sum exceeds the int32 range");
+    default:
+        return TGR_TEXT("the op failed");
+    }
 }
 
 const char *tgr_plan_op_name(const tgr_plan *p, uint32_t o)

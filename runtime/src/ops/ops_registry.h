@@ -16,7 +16,8 @@
 uint32_t tgr_built_in_op(uint32_t opcode);
 /* The op's check and run; only for ops tgr_built_in_op says this build has (and runs). */
 tgr_status tgr_built_in_check(const tgr_plan *p, uint32_t op, tgr_error *err);
-void tgr_built_in_run(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
+/* Returns the op's TGR_FAULT_* (TGR_FAULT_NONE when it ran). */
+uint32_t tgr_built_in_run(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region);
 /* The method op `op` takes (ops.h TGR_OP_METHODS), 0 for an op without methods; every method of
  * the full runtime in the host library, so tgr_plan_needs can name the plan's. */
 uint32_t tgr_built_in_method(const tgr_plan *p, uint32_t op);
@@ -36,11 +37,13 @@ int tgr_op_in_full_runtime(uint32_t opcode);
  * executes, and its family's check accepts its tensors, weights and parameters. */
 tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err);
 
-/* Run op `op` of a loaded plan on the buffers in `tensor_ptr`; `region` (plan_tensors.h) says
+/* Run op `op` of a loaded plan on the buffers in `tensor_ptr` (its TGR_FAULT_* back); `region` (plan_tensors.h) says
  * which part of each tensor a buffer holds, NULL for whole tensors. `weights` is where the
  * op's stage's weights are: the plan's blob, or a decompressed block. */
-void tgr_dispatch(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region,
-                  const uint8_t *weights);
+uint32_t tgr_dispatch(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region,
+                      const uint8_t *weights);
+/* What a TGR_FAULT_* code means, for the run's error message. */
+const char *tgr_fault_text(uint32_t fault);
 
 /* Spatial TILING_* mode of an opcode (ops.h), and whether it runs on row bands. */
 uint32_t tgr_op_tiling(uint32_t opcode);

@@ -59,8 +59,6 @@ EXPECTED_REFUSALS: dict[str, str] = {
         "gather_nd_table", "gather_runtime", "select_int32_condition")},
     "detection_fast": _DTYPE_FLOAT, "detection_regular": _DTYPE_FLOAT,
     **{n: _STATE for n in ("if_conv", "lstm", "lstm_time_major_clip", "svdf", "svdf_batch", "while_conv")},
-    # the reference's int8 arithmetic is not reproduced bit for bit
-    "div": "(Div): the reference's int8 division is not reproduced",
 }
 
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the

@@ -238,8 +238,8 @@ FIXTURES = ["relu", "relu6", "logistic", "tanh", "hard_swish", "hard_swish_offse
             "sub_constant_first", "sub_constant_second", "maximum", "maximum_rank", "minimum", "squared_difference",
             "squared_difference_constant", "requantize_shared", "softmax", "gelu", "gelu_approximate",
             "gelu_approximate_offset", "gelu_wide"]
-FIXTURES += ["log_softmax", "log_softmax_channels", "l2_normalization", "rsqrt"]
-REFUSED_FIXTURES = {"div": "Div"}
+FIXTURES += ["log_softmax", "log_softmax_channels", "l2_normalization", "rsqrt"]  # Div: test_ops_runtime_errors
+REFUSED_FIXTURES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -353,9 +353,26 @@ def test_row_bands(name: str, lib: Path, work: Path) -> None:
 
 # --------------------------------------------------------------------------- refusals
 
-def test_refuses_div(lib: Path, work: Path) -> None:
-    plan = plan_of(work, "div", op_model("Div", {"x": S, "z": S}), {"x": (0.05, 3), "z": (0.04, -2), "y": (0.1, 0)})
-    assert_refused(plan, lib, "Div", reference_refuses=False)
+#: Div quantizations (a, divisor, output): ties at .5 with both signs, large and small ratios,
+#: zero points at the ends; every (dividend, divisor) code pair but the divisor's zero point
+DIV_QUANTS = [((0.05, 3), (0.04, -2), (0.1, 0)), ((0.1, 0), (0.001, -100), (1.0, -128)),
+              ((0.02, -128), (0.5, 10), (0.003, 5)), ((0.5, -128), (0.003, 127), (0.01, 0)),
+              ((0.001, 0), (1.0, 0), (0.0001, 0))]
+
+
+@pytest.mark.parametrize("qa, qb, qy", DIV_QUANTS, ids=[f"div{i}" for i in range(len(DIV_QUANTS))])
+def test_div_every_code_pair(qa, qb, qy, lib: Path, work: Path) -> None:
+    from runtime.oracle import open_session
+
+    plan = plan_of(work, f"div_pairs_{qa}_{qb}_{qy}".replace(" ", ""), op_model("Div", {"x": [256, 255], "z": [256, 255]}),
+                   {"x": qa, "z": qb, "y": qy})
+    dividend = np.repeat(np.arange(-128, 128, dtype=np.int8)[:, None], 255, axis=1)
+    divisor = np.repeat(np.array([c for c in range(-128, 128) if c != qb[1]], dtype=np.int8)[None, :], 256, axis=0)
+    with open_session(plan, None) as reference, open_session(plan, lib) as ours:
+        names = [spec["name"] for spec in reference.inputs]
+        feeds = {names[0]: dividend, names[1]: divisor}
+        (expected,), (got,) = reference.run(feeds).values(), ours.run(feeds).values()
+    assert np.asarray(got).tobytes() == np.asarray(expected).tobytes()
 
 
 #: LogSoftmax input scales the reference was measured at (its fixed-point logarithm, diff_min and

@@ -1,7 +1,8 @@
 """Runs the reference fails, failed the same way by ours; the next run on the session works.
 
 Rsqrt of an input below its zero point (a negative value), a LogSoftmax row whose Q12 sum of exps
-passes int32 (4,096 maxima and more), an L2Normalization row whose sum of squares passes int32:
+passes int32 (4,096 maxima and more), an L2Normalization row whose sum of squares passes int32,
+a Div whose divisor code equals its zero point:
 the reference accepts these plans and fails the inference (docs/execution.md#run-time-errors).
 Ours fails that run with TGR_ERR_EXEC and a message naming the op, and the same session then
 runs a valid input byte-identical to the reference, so a failed run leaves nothing behind.
@@ -33,16 +34,19 @@ def _input_name(session) -> str:
     return spec["name"]
 
 
-def _assert_both_fail_then_recover(plan: Path, lib: Path, bad: np.ndarray, good: np.ndarray, op: str) -> None:
+def _assert_both_fail_then_recover(plan: Path, lib: Path, bad, good, op: str) -> None:
+    """`bad`/`good`: the single input's codes, or feeds by name."""
     reference, ours = _sessions(plan, lib)
     with reference, ours:
-        name = _input_name(reference)
+        if not isinstance(bad, dict):
+            name = _input_name(reference)
+            bad, good = {name: bad}, {name: good}
         with pytest.raises(tr.RuntimeError):
-            reference.run({name: bad})
+            reference.run(bad)
         with pytest.raises(tr.RuntimeError, match=rf"op \d+ \({op}\): "):
-            ours.run({name: bad})
-        expected = reference.run({name: good})
-        got = ours.run({name: good})
+            ours.run(bad)
+        expected = reference.run(good)
+        got = ours.run(good)
         assert list(got) == list(expected)
         for key in expected:
             assert np.asarray(got[key]).tobytes() == np.asarray(expected[key]).tobytes(), key
@@ -105,3 +109,31 @@ def test_l2_normalization_sum_of_squares_past_int32_fails_the_run(work: Path, li
     good = bad.copy()
     good.flat[33000:] = -128  # 33,000 x 255^2 = 2,145,825,000 runs
     _assert_both_fail_then_recover(plan, lib, bad, good, "L2Normalization")
+
+
+def test_div_by_a_divisor_at_its_zero_point_fails_the_run(work: Path, lib: Path) -> None:
+    """The sdist's Div fixture: random codes with the divisor's zero point avoided run
+    byte-identical; one divisor code at its zero point fails the run on both."""
+    from runtime.oracle import open_session
+    from runtime.plantools import PlanView
+
+    plan = fixture_plan("div", work)
+    info = PlanView(plan.read_bytes()).info
+    (op,) = [o for o in info["ops"] if o["op_type"] == 19]
+    divisor = op["inputs"][1]
+    zero_point = info["quant_params"][info["tensors"][divisor]["quant_param_idx"]]["zero_point"]
+    with open_session(plan, None) as reference:
+        specs = reference.inputs
+    by_tensor = {t["name"]: i for i, t in enumerate(info["tensors"])}
+    rng = np.random.default_rng(9)
+    allowed = np.array([c for c in range(-128, 128) if c != zero_point], dtype=np.int8)
+    good = {}
+    for spec in specs:
+        codes = rng.integers(-128, 128, spec["shape"]).astype(np.int8)
+        if by_tensor.get(spec["name"]) == divisor:
+            codes = rng.choice(allowed, spec["shape"]).astype(np.int8)
+        good[spec["name"]] = codes
+    divisor_name = next(s["name"] for s in specs if by_tensor.get(s["name"]) == divisor)
+    bad = {k: v.copy() for k, v in good.items()}
+    bad[divisor_name].flat[3] = zero_point
+    _assert_both_fail_then_recover(plan, lib, bad, good, "Div")

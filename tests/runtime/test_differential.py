@@ -39,10 +39,9 @@ from .plantools import LoaderProbe
 tigris_runtime = pytest.importorskip("tigris.runtime")
 
 #: case (``opmodels.CASES`` or conftest.EXTRA_CASES) -> substring of our load-time refusal,
-#: recorded from what the runtime does today. (Relu/Relu6 and Transpose left this list as the
-#: runtime gained them.)
+#: recorded from what the runtime does today. (Relu/Relu6, Transpose and LogSoftmax left this list
+#: as the runtime gained them.)
 EXPECTED_REFUSALS: dict[str, str] = {
-    "logsoftmax": "op 0 (LogSoftmax)",
 }
 
 #: DS-CNN variants: id -> (budget, extra ``tigris compile`` args). 20K is one untiled stage;

@@ -312,9 +312,9 @@ static tgr_status roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, c
         }
         tgr_emit(s, TGR_EV_OP, TGR_POOL_NONE, stage, NONE16, o, 0u, 0u, 0u);
     }
-    return TGR_OK;
     s->held[2u * y] = r0;
     s->held[2u * y + 1u] = r1;
+    return TGR_OK;
 }
 
 static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory *m, const int32_t tile[4],

@@ -169,6 +169,24 @@ static inline int fp_clz(uint32_t x)
     return n;
 }
 
+/* 1 / (1 + x) for x in [0, 1), Q0.31 in and out, by three Newton-Raphson steps in Q2.29
+ * (gemmlowp's one_over_one_plus_x_for_x_in_0_1): Softmax, LogSoftmax and Div use it. */
+static inline int32_t fp_one_over_one_plus_x(int32_t a)
+{
+    const int32_t constant_48_over_17 = 1515870810;
+    const int32_t constant_neg_32_over_17 = -1010580540;
+    const int32_t one_q2 = (int32_t)1 << 29;
+    int32_t half_denominator = fp_rounding_half_sum(a, INT32_MAX);
+    int32_t x = fp_wrap_add(constant_48_over_17, fp_srdhm(half_denominator, constant_neg_32_over_17));
+    int i;
+    for (i = 0; i < 3; ++i) {
+        int32_t half_denominator_times_x = fp_srdhm(half_denominator, x);
+        int32_t one_minus = fp_wrap_sub(one_q2, half_denominator_times_x);
+        x = fp_wrap_add(x, fp_saturating_shift_left(fp_srdhm(x, one_minus), 2));
+    }
+    return fp_saturating_shift_left(x, 1);
+}
+
 static inline int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);

@@ -75,7 +75,8 @@ typedef enum tgr_binary_kind {
     TGR_BIN_GREATER,
     TGR_BIN_GREATER_EQUAL,
     TGR_BIN_AND,
-    TGR_BIN_OR
+    TGR_BIN_OR,
+    TGR_BIN_DIV
 } tgr_binary_kind;
 
 /* Everything one binary op needs; which fields matter depends on `kind`:
@@ -86,7 +87,9 @@ typedef enum tgr_binary_kind {
  *  - PRELU (a = x, b = alpha): pair 0 = QM(s_x / s_out) for x >= zp, pair 1 = QM(s_x s_alpha / s_out);
  *  - comparisons: MBQM((x - zp) * 2^lift) with pair 0 (a) / pair 1 (b), i.e. QM(s_a), QM(s_b),
  *    compared (OP_ATTR_COMPARISON_REQUANT, verified on all 65 536 code pairs);
- *  - AND/OR: operands are bool bytes, non-zero is true. */
+ *  - AND/OR: operands are bool bytes, non-zero is true;
+ *  - DIV: pair 0 = QM(s_a / (s_b * s_out)) formed in float32; the quotient of the centred codes
+ *    by a reciprocal of the divisor (tgr_binary_div_s8). */
 typedef struct tgr_binary_params {
     tgr_binary_kind kind;
     int32_t a_zp, b_zp, out_zp;
@@ -98,15 +101,16 @@ typedef struct tgr_binary_params {
 
 /* y[i] = f(a[i * a_step], b[i * b_step]) for i < count; a step of 0 broadcasts one value. One
  * kernel per kind (tgr_binary_add_s8, ...), each its own loop, so a firmware links only the kinds
- * its ops use. */
-typedef void (*tgr_binary_kernel)(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step,
-                                  const int8_t *b, int32_t b_step, int8_t *output);
+ * its ops use. Returns 1, or 0 where the reference fails the run (Div by a divisor code equal to
+ * its zero point: the outputs are then not all written). */
+typedef int (*tgr_binary_kernel)(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step,
+                                 const int8_t *b, int32_t b_step, int8_t *output);
 #define TGR_BINARY_KINDS(X) \
     X(add) X(sub) X(mul) X(max) X(min) X(squared_diff) X(prelu) X(equal) X(less) X(less_equal) X(greater) \
-    X(greater_equal) X(and) X(or)
+    X(greater_equal) X(and) X(or) X(div)
 #define TGR_BINARY_DECLARE(name)                                                                 \
-    void tgr_binary_##name##_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, \
-                                const int8_t *b, int32_t b_step, int8_t *output);
+    int tgr_binary_##name##_s8(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, \
+                               const int8_t *b, int32_t b_step, int8_t *output);
 TGR_BINARY_KINDS(TGR_BINARY_DECLARE)
 
 /* Sum (ADD_N) of inputs sharing one quantization, finished from the sum of (x - zp_in) over the

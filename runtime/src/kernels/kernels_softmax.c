@@ -59,23 +59,6 @@ static int32_t exp_on_negative_values(int32_t a)
     return a == 0 ? INT32_MAX : result;
 }
 
-/* 1 / (1 + x) for x in [0, 1), Q0.31 in and out, by three Newton-Raphson steps in Q2.29. */
-static int32_t one_over_one_plus_x(int32_t a)
-{
-    const int32_t constant_48_over_17 = 1515870810;
-    const int32_t constant_neg_32_over_17 = -1010580540;
-    const int32_t one_q2 = (int32_t)1 << 29;
-    int32_t half_denominator = fp_rounding_half_sum(a, INT32_MAX);
-    int32_t x = fp_wrap_add(constant_48_over_17, fp_srdhm(half_denominator, constant_neg_32_over_17));
-    int i;
-    for (i = 0; i < 3; ++i) {
-        int32_t half_denominator_times_x = fp_srdhm(half_denominator, x);
-        int32_t one_minus = fp_wrap_sub(one_q2, half_denominator_times_x);
-        x = fp_wrap_add(x, fp_saturating_shift_left(fp_srdhm(x, one_minus), 2));
-    }
-    return fp_saturating_shift_left(x, 1);
-}
-
 /* The scaling of input differences into Q5.26 shared by Softmax's integer method and
  * LogSoftmax: the multiplier/shift of min(s_in * 2^26, 2^31 - 1) and the smallest difference
  * that still counts (diff_min), in double as the reference derives them. */
@@ -122,7 +105,7 @@ void tgr_softmax_integer_s8(int32_t rows, int32_t depth, const int8_t *input, co
         }
         headroom = fp_clz((uint32_t)sum_of_exps);
         bits_over_unit = ACCUMULATION_INTEGER_BITS - headroom;
-        reciprocal = one_over_one_plus_x(
+        reciprocal = fp_one_over_one_plus_x(
             (int32_t)(((uint32_t)sum_of_exps << headroom) - 0x80000000u));
         for (c = 0; c < depth; ++c) {
             int32_t diff = (int32_t)x[c] - max_value;
@@ -167,7 +150,7 @@ static int32_t log_q12_19(int32_t z)
     num = fp_wrap_add(fp_srdhm(q, r), fp_srdhm(fp_srdhm(q, q2), num_coeff));
     den = fp_wrap_add(fp_srdhm(half_sum, fp_wrap_add(fp_wrap_add(den_base, q), fp_srdhm(den_coeff, q2))),
                       fp_srdhm(den_linear, q));
-    acc = fp_wrap_add(fp_srdhm(exponent, ln2), fp_srdhm(fp_rdbpot(num, 6), one_over_one_plus_x(den)));
+    acc = fp_wrap_add(fp_srdhm(exponent, ln2), fp_srdhm(fp_rdbpot(num, 6), fp_one_over_one_plus_x(den)));
     return fp_saturating_shift_left(acc, 1);
 }
 

@@ -64,7 +64,8 @@ enum {
 enum {
     TGR_FAULT_NONE = 0,
     TGR_FAULT_BELOW_ZERO_POINT = 1, /* Rsqrt: an input below its zero point (a negative value) */
-    TGR_FAULT_SUM_OVERFLOW = 2      /* LogSoftmax, L2Normalization: a row's sum passes int32 */
+    TGR_FAULT_SUM_OVERFLOW = 2,     /* LogSoftmax, L2Normalization: a row's sum passes int32 */
+    TGR_FAULT_ZERO_DIVISOR = 3      /* Div: a divisor code equal to its zero point */
 };
 
 /* An opcode whose check refuses every plan: listed so the refusal names why; it never runs. */

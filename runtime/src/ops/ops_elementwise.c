@@ -27,9 +27,8 @@
  *  - a constant varying along axis 0 of a banded matrix stage (the reference fails the run);
  *  - above rank 4, broadcasting other than on leading axes (the reference fails the run);
  *  - Max/Min with mixed quantization; fused activations except on Add;
- *  - Div: the reference fails the whole run when a divisor code equals its zero point, and a run
- *    of this runtime cannot fail after init. (Its quotients matched round-half-away float division
- *    on all code pairs of 13 quantizations tried; the refusal is about that failure, not them.)
+ *  - a constant Div divisor holding its zero point (every run of the reference fails on it; a
+ *    runtime divisor at its zero point fails the run, TGR_OP_FALLIBLE).
  */
 #include "kernels/fixedpoint.h"
 #include "kernels/kernels_act.h"
@@ -323,9 +322,10 @@ static void binary_params(const tgr_plan *p, uint32_t o, const binary_op *b, tgr
     static const tgr_binary_kind kinds[] = {TGR_BIN_ADD, TGR_BIN_SUB, TGR_BIN_MUL, TGR_BIN_MAX,
                                             TGR_BIN_MIN, TGR_BIN_SQUARED_DIFF, TGR_BIN_PRELU,
                                             TGR_BIN_EQUAL, TGR_BIN_LESS, TGR_BIN_LESS_EQUAL, TGR_BIN_GREATER,
-                                            TGR_BIN_GREATER_EQUAL, TGR_BIN_AND, TGR_BIN_OR};
+                                            TGR_BIN_GREATER_EQUAL, TGR_BIN_AND, TGR_BIN_OR, TGR_BIN_DIV};
     static const uint8_t opcodes[] = {OP_ADD, OP_SUB, OP_MUL, OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFF, OP_PRELU,
-                                      OP_EQUAL, OP_LESS, OP_LESS_EQUAL, OP_GREATER, OP_GREATER_EQUAL, OP_AND, OP_OR};
+                                      OP_EQUAL, OP_LESS, OP_LESS_EQUAL, OP_GREATER, OP_GREATER_EQUAL, OP_AND, OP_OR,
+                                      OP_DIV};
     op_spatial sp;
     tgr_qparams qo = tgr_qparams_of(p, op_output(p, o, 0));
     double sa = (double)b->in[0].q.scale;
@@ -347,6 +347,12 @@ static void binary_params(const tgr_plan *p, uint32_t o, const binary_op *b, tgr
     case TGR_BIN_SUB: add_pairs(p, o, b, qo, q); break;
     case TGR_BIN_MUL: fp_quantize_multiplier(sa * sb / (double)qo.scale, &q->multiplier[0], &q->shift[0]); break;
     case TGR_BIN_SQUARED_DIFF: squared_diff_pairs(b, qo, q); break;
+    case TGR_BIN_DIV: {
+        /* float32 as the reference forms it: s_b * s_out, then s_a over that */
+        const float real = b->in[0].q.scale / (b->in[1].q.scale * qo.scale);
+        fp_quantize_multiplier((double)real, &q->multiplier[0], &q->shift[0]);
+        break;
+    }
     case TGR_BIN_PRELU:
         fp_quantize_multiplier(sa / (double)qo.scale, &q->multiplier[0], &q->shift[0]);
         fp_quantize_multiplier(sa * sb / (double)qo.scale, &q->multiplier[1], &q->shift[1]);
@@ -496,16 +502,19 @@ static void make_nest(uint32_t rank, const int32_t *lo, const int32_t *count, co
     }
 }
 
-static void run_nest(const nest *n, tgr_binary_kernel kernel, const tgr_binary_params *q, const int8_t *a,
-                     const int8_t *b, int8_t *y)
+/* 0 as soon as a kernel call returns 0 (a run the reference fails), else 1. */
+static int run_nest(const nest *n, tgr_binary_kernel kernel, const tgr_binary_params *q, const int8_t *a,
+                    const int8_t *b, int8_t *y)
 {
     int32_t index[TGR_MAX_RANK] = {0};
     int32_t offset[3];
     uint32_t inner = n->depth - 1u, v, k;
     memcpy(offset, n->start, sizeof offset);
     for (;;) {
-        kernel(q, n->count[inner], a + offset[0], n->step[0][inner], b + offset[1], n->step[1][inner],
-               y + offset[2]);
+        if (!kernel(q, n->count[inner], a + offset[0], n->step[0][inner], b + offset[1], n->step[1][inner],
+                    y + offset[2])) {
+            return 0;
+        }
         for (k = inner; k-- > 0;) {
             for (v = 0; v < 3u; ++v) {
                 offset[v] += n->step[v][k];
@@ -519,13 +528,13 @@ static void run_nest(const nest *n, tgr_binary_kernel kernel, const tgr_binary_p
             index[k] = 0;
         }
         if (k == (uint32_t)-1 || inner == 0u) {
-            return;
+            return 1;
         }
     }
 }
 
-static void run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
-                       tgr_binary_kernel kernel)
+static int run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                      tgr_binary_kernel kernel)
 {
     uint32_t out = op_output(p, o, 0);
     binary_op b;
@@ -556,14 +565,15 @@ static void run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
         }
     }
     make_nest(b.rank, lo, count, views, &n);
-    run_nest(&n, kernel, &q, data[0], data[1], (int8_t *)tensor_ptr[out]);
+    return run_nest(&n, kernel, &q, data[0], data[1], (int8_t *)tensor_ptr[out]);
 }
 
-/* One run function per op, naming its kernel: a firmware links the kernels of its own ops only. */
+/* One run function per op, naming its kernel: a firmware links the kernels of its own ops only.
+ * A run fails only for Div (TGR_OP_FALLIBLE); the others ignore the always-1 result. */
 #define RUN_BINARY(name)                                                                         \
-    static void run_##name(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region) \
+    static uint32_t run_##name(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region) \
     {                                                                                            \
-        run_binary(p, o, tensor_ptr, region, tgr_binary_##name##_s8);                            \
+        return run_binary(p, o, tensor_ptr, region, tgr_binary_##name##_s8) ? TGR_FAULT_NONE : TGR_FAULT_ZERO_DIVISOR; \
     }
 TGR_BINARY_KINDS(RUN_BINARY)
 
@@ -666,33 +676,49 @@ static void run_sum(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, c
     }
 }
 
-/* ---- refused ------------------------------------------------------------------------------ */
+/* ---- Div ---------------------------------------------------------------------------------- */
 
+/* A binary op whose runs fail where a divisor code equals its zero point; a constant divisor
+ * holding it fails every run of the reference, so that plan is refused here, at load. */
 static tgr_status check_div(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
-    (void)p;
-    return tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                    "op %u (Div): the reference's int8 division is not reproduced by this runtime (it fails runs "
-                    "on a zero divisor)", o);
+    binary_op b;
+    uint32_t i;
+    tgr_status st = check_binary(p, o, err);
+    if (st != TGR_OK) {
+        return st;
+    }
+    (void)binary_operands(p, o, &b, NULL);
+    if (b.in[1].tensor == NONE16) {
+        uint32_t elements = 1u, axis;
+        for (axis = 0; axis < b.rank; ++axis) {
+            elements *= (uint32_t)b.in[1].dim[axis];
+        }
+        for (i = 0; i < elements; ++i) {
+            if ((int32_t)b.in[1].constant[i] == b.in[1].q.zero_point) {
+                return tgr_unsupported_op(err, p, o, "a constant divisor holding its zero point (every run would divide by 0)");
+            }
+        }
+    }
+    return TGR_OK;
 }
 
-
-TGR_OP_IMPL(OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_add);
-TGR_OP_IMPL(OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_sub);
-TGR_OP_IMPL(OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_mul);
-TGR_OP_IMPL(OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_max);
-TGR_OP_IMPL(OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_min);
-TGR_OP_IMPL(OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_squared_diff);
-TGR_OP_IMPL(OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_prelu);
+TGR_OP_FALLIBLE(OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_add);
+TGR_OP_FALLIBLE(OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_sub);
+TGR_OP_FALLIBLE(OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_mul);
+TGR_OP_FALLIBLE(OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_max);
+TGR_OP_FALLIBLE(OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_min);
+TGR_OP_FALLIBLE(OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_squared_diff);
+TGR_OP_FALLIBLE(OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_prelu);
+TGR_OP_FALLIBLE(OP_DIV, TILING_POINTWISE | TILING_ROWS, check_div, run_div);
 TGR_OP_IMPL(OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum);
-TGR_OP_IMPL(OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_equal);
-TGR_OP_IMPL(OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_less);
-TGR_OP_IMPL(OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_less_equal);
-TGR_OP_IMPL(OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater);
-TGR_OP_IMPL(OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater_equal);
-TGR_OP_IMPL(OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_and);
-TGR_OP_IMPL(OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_or);
-TGR_OP_REFUSED(OP_DIV, check_div);
+TGR_OP_FALLIBLE(OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_equal);
+TGR_OP_FALLIBLE(OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_less);
+TGR_OP_FALLIBLE(OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_less_equal);
+TGR_OP_FALLIBLE(OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater);
+TGR_OP_FALLIBLE(OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater_equal);
+TGR_OP_FALLIBLE(OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_and);
+TGR_OP_FALLIBLE(OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_or);
 
 /* Whether x is 1 on leading axes and whole on the rest, so its bytes repeat with the period of
  * the output's trailing axes. */
@@ -716,6 +742,7 @@ int tgr_binary_elementwise(uint32_t opcode)
     switch (opcode) {
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAXIMUM: case OP_MINIMUM: case OP_SQUARED_DIFF: case OP_PRELU:
     case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL: case OP_AND: case OP_OR:
+    case OP_DIV:
         return 1;
     default:
         return 0;

@@ -112,6 +112,8 @@ const char *tgr_fault_text(uint32_t fault)
         return TGR_TEXT("an input element is below the input zero point (the root of a negative value)");
     case TGR_FAULT_SUM_OVERFLOW:
         return TGR_TEXT("a row's sum exceeds the int32 range");
+    case TGR_FAULT_ZERO_DIVISOR:
+        return TGR_TEXT("a divisor equals its zero point (division by zero)");
     default:
         return TGR_TEXT("the op failed");
     }

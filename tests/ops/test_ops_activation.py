@@ -239,17 +239,11 @@ FIXTURES = ["relu", "relu6", "logistic", "tanh", "hard_swish", "hard_swish_offse
             "squared_difference_constant", "requantize_shared", "softmax", "gelu", "gelu_approximate",
             "gelu_approximate_offset", "gelu_wide"]
 FIXTURES += ["log_softmax", "log_softmax_channels", "l2_normalization", "rsqrt"]  # Div: test_ops_runtime_errors
-REFUSED_FIXTURES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_tflite_fixture(name: str, lib: Path, work: Path) -> None:
     assert_same_as_reference(fixture_plan(name, work), lib, n_inputs=4)
-
-
-@pytest.mark.parametrize("name", list(REFUSED_FIXTURES))
-def test_tflite_fixture_refused(name: str, lib: Path, work: Path) -> None:
-    assert_refused(fixture_plan(name, work), lib, REFUSED_FIXTURES[name], reference_refuses=False)
 
 
 # --------------------------------------------------------------------------- tiled stages

@@ -83,8 +83,10 @@ static tgr_status run_grouped(tgr_session *s, uint32_t stage, uint32_t limit, ui
             tgr_emit_region(s, TGR_EV_TILE_BEGIN, TGR_POOL_NONE, stage, NONE16, tile, 0u, 0u, 0u, rows, cols);
             ++tile;
             s->counters.tiles += 1u;
+            /* The output's fast buffer holds only this group's channels, as the reference's does:
+             * at the smallest budgets a whole output would not fit beside the interval. */
             if (!tgr_place_bytes(s, TGR_POOL_FAST, x, (p1 - p0) * width, ceiling, stage) ||
-                !tgr_place(s, TGR_POOL_FAST, y, ceiling, stage)) {
+                !tgr_place_bytes(s, TGR_POOL_FAST, y, width, ceiling, stage)) {
                 return tgr_fail(err, TGR_ERR_ARENA, "stage %u: a reduction interval does not fit", stage);
             }
             chunk = (int8_t *)s->tensor_ptr[x];

@@ -116,15 +116,9 @@ def test_a_firmware_refuses_a_path_or_codec_it_does_not_link(tmp_path, ds_cnn_pl
 def test_slow_auto_runs_vww_by_path(tmp_path):
     """The sdist's VWW model given by path with only its budget: the slow arena is what its run
     uses (27,664 B at 96K), where a fixed default of 4 KiB failed."""
-    from build_helpers import in_ci
-    from models_data import sdist_model
+    from models_data import require_sdist_model
 
-    model = sdist_model("vww_96_int8")
-    if model is None:
-        message = "tigris-ml 0.12.1 sdist unavailable (pip download failed?)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+    model = require_sdist_model("vww_96_int8")
     build = tmp_path / "build"
     done = Scons(REPO)(f"model={model}", "budget=96K", f"build_dir={build}", "run")
     assert "result: ok (vww_96_int8)" in done.stdout

@@ -43,7 +43,7 @@ from opmodels import random_inputs, read_plan  # noqa: E402
 from opmodels.qdq_manual import quantize_manual  # noqa: E402
 
 __all__ = ["node", "const", "graph", "quantize", "build", "compile_model", "read_plan", "opcodes", "plan_for",
-           "sdist_ops_dir", "fixture_plan",
+           "sdist_ops_dir", "fixture_plan", "require_sdist_model",
            "our_library", "code_sweep", "compare_feeds", "assert_same_as_reference", "assert_refused"]
 
 node = helper.make_node
@@ -221,6 +221,20 @@ def sdist_model(stem: str) -> Path | None:
     folder = _sdist_extract(_SDIST_MODELS, lambda name: name.endswith(".tflite") and "/ops/" not in name)
     path = folder / f"{stem}.tflite" if folder is not None else None
     return path if path is not None and path.is_file() else None
+
+
+def require_sdist_model(stem: str) -> Path:
+    """``sdist_model(stem)``, or skip the test (fail it under CI) when the sdist cannot be had."""
+    import pytest
+    from conftest import in_ci
+
+    model = sdist_model(stem)
+    if model is None:
+        message = f"tigris-ml 0.12.1 sdist model {stem}.tflite unavailable (pip download failed?)"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return model
 
 
 def fixture_plan(name: str, directory: Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ops.models_data import compile_model, sdist_model
+from ops.models_data import compile_model, require_sdist_model
 from runtime.oracle import assert_strict, compare
 
 pytest.importorskip("tigris.runtime")
@@ -27,15 +27,7 @@ BUDGETS = (640, 656, 672, 704, 736, 768, 800)  # all schema 10, grouped (1K is a
 
 @pytest.fixture(scope="module")
 def resnet8(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    model = sdist_model("pretrainedResnet_quant")
-    if model is None:
-        from conftest import in_ci
-
-        message = "tigris-ml 0.12.1 sdist (pretrainedResnet_quant.tflite) unavailable"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
-    return model, tmp_path_factory.mktemp("resnet8")
+    return require_sdist_model("pretrainedResnet_quant"), tmp_path_factory.mktemp("resnet8")
 
 
 def test_640_is_the_smallest_budget_the_compiler_accepts(resnet8) -> None:

@@ -155,17 +155,19 @@ static inline int32_t fp_rounding_half_sum(int32_t a, int32_t b)
     return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
 }
 
-/* Leading zero bits of a 32-bit pattern; 32 for 0. */
+/* Leading zero bits of a 32-bit pattern; 32 for 0. Five halvings rather than a bit-by-bit loop:
+ * Div asks it per element. */
 static inline int fp_clz(uint32_t x)
 {
     int n = 0;
     if (x == 0u) {
         return 32;
     }
-    while ((x & 0x80000000u) == 0u) {
-        x <<= 1;
-        ++n;
-    }
+    if ((x & 0xFFFF0000u) == 0u) { n += 16; x <<= 16; }
+    if ((x & 0xFF000000u) == 0u) { n += 8; x <<= 8; }
+    if ((x & 0xF0000000u) == 0u) { n += 4; x <<= 4; }
+    if ((x & 0xC0000000u) == 0u) { n += 2; x <<= 2; }
+    if ((x & 0x80000000u) == 0u) { n += 1; }
     return n;
 }
 

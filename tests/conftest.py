@@ -23,14 +23,18 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+def skip_or_fail(message: str) -> None:
+    """Skip the test for something missing on this machine; under CI nothing may be skipped."""
+    if in_ci():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def require_tool(name: str) -> str:
     """Return the path of executable `name`, skipping (or failing under CI) when absent."""
     path = shutil.which(name)
     if path is None:
-        message = f"{name} is not installed (see README.md set-up)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"{name} is not installed (see README.md set-up)")
     return path
 
 

@@ -225,30 +225,22 @@ def sdist_model(stem: str) -> Path | None:
 
 def require_sdist_model(stem: str) -> Path:
     """``sdist_model(stem)``, or skip the test (fail it under CI) when the sdist cannot be had."""
-    import pytest
-    from conftest import in_ci
+    from conftest import skip_or_fail
 
     model = sdist_model(stem)
     if model is None:
-        message = f"tigris-ml 0.12.1 sdist model {stem}.tflite unavailable (pip download failed?)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"tigris-ml 0.12.1 sdist model {stem}.tflite unavailable (pip download failed?)")
     return model
 
 
 def fixture_plan(name: str, directory: Path) -> Path:
     """Compile the sdist fixture ``name``.tflite at 256K (skips, or fails under CI, when the
     sdist cannot be had)."""
-    import pytest
-    from conftest import in_ci
+    from conftest import skip_or_fail
 
     ops = sdist_ops_dir()
     if ops is None or not (ops / f"{name}.tflite").is_file():
-        message = f"tigris-ml 0.12.1 sdist fixture {name}.tflite unavailable (pip download failed?)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"tigris-ml 0.12.1 sdist fixture {name}.tflite unavailable (pip download failed?)")
     return compile_model(ops / f"{name}.tflite", directory / f"fixture_{name}.tgrs")
 
 

@@ -113,6 +113,16 @@ typedef int (*tgr_binary_kernel)(const tgr_binary_params *q, int32_t count, cons
                                const int8_t *b, int32_t b_step, int8_t *output);
 TGR_BINARY_KINDS(TGR_BINARY_DECLARE)
 
+/* The same ops on int32 values (indices and their arithmetic; `q` unused): Add, Sub and Mul wrap
+ * modulo 2^32 as the reference's do, the comparisons write bool bytes. The operand steps are in
+ * bytes (4 per element); the output is contiguous, 4 bytes per element (1 for a comparison). */
+#define TGR_BINARY_INT32_KINDS(X) \
+    X(add) X(sub) X(mul) X(equal) X(less) X(less_equal) X(greater) X(greater_equal)
+#define TGR_BINARY_INT32_DECLARE(name)                                                           \
+    int tgr_binary_##name##_s32(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, \
+                                const int8_t *b, int32_t b_step, int8_t *output);
+TGR_BINARY_INT32_KINDS(TGR_BINARY_INT32_DECLARE)
+
 /* Sum (ADD_N) of inputs sharing one quantization, finished from the sum of (x - zp_in) over the
  * inputs: round_half_away(double(sum - zp_in) * s_in / s_out) + zp_out. The extra - zp_in is the
  * reference's, for every input count tried (2, 3, 4). */

@@ -160,17 +160,19 @@ void tgr_axis_map_s8(uint32_t rank, const int32_t *in_dims, const int32_t *out_d
                      const int8_t *in, int8_t *out);
 
 /* Gather with batch dimensions: the input is [batches][outer][extent][inner] (bytes), the
- * indices [batches][count] (little-endian int32 in [0, extent)), the output
- * [batches][outer][count][inner]. */
+ * indices [batches][count] (little-endian int32), the output [batches][outer][count][inner].
+ * Negative indices count from the end where `from_end` (a constant table's lookups); 0 when an
+ * index is outside the axis (the reference fails such a run), else 1. */
 typedef struct tgr_gather_shape {
     uint32_t batches, outer, extent, count, inner;
+    int from_end;
 } tgr_gather_shape;
-void tgr_gather_s8(const tgr_gather_shape *g, const uint8_t *indices, const int8_t *in, int8_t *out);
+int tgr_gather_s8(const tgr_gather_shape *g, const uint8_t *indices, const int8_t *in, int8_t *out);
 
 /* GatherND: `count` index tuples of `depth` coordinates into the first `depth` axes `dims` of the
- * input, each selecting a block of `inner` bytes. */
-void tgr_gather_nd_s8(uint32_t count, uint32_t depth, const int32_t *dims, const uint8_t *indices, uint32_t inner,
-                      const int8_t *in, int8_t *out);
+ * input, each selecting a block of `inner` bytes; `from_end` and the result as for Gather. */
+int tgr_gather_nd_s8(uint32_t count, uint32_t depth, const int32_t *dims, const uint8_t *indices, uint32_t inner,
+                     int from_end, const int8_t *in, int8_t *out);
 
 /* DynamicUpdateSlice: out = in (copied unless the same buffer) with the update written at
  * `starts`, every start + update extent inside dims. */

@@ -201,3 +201,46 @@ int8_t tgr_sum_finish(const tgr_qparams *in, const tgr_qparams *out, int32_t sum
     v = v > 65536.0 ? 65536.0 : (v < -65536.0 ? -65536.0 : v);
     return (int8_t)clamp_i32((int32_t)v + out->zero_point, -128, 127);
 }
+
+/* ---- int32 values ------------------------------------------------------------------------------ */
+
+static int32_t load_s32(const int8_t *at)
+{
+    int32_t v;
+    memcpy(&v, at, sizeof v);
+    return v;
+}
+
+/* Arithmetic in uint32, where C defines the wrap the reference shows (2 * -2147483647 - 1 = 1). */
+#define BINARY_INT32_ARITHMETIC(name, op)                                                         \
+    int tgr_binary_##name##_s32(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, \
+                                const int8_t *b, int32_t b_step, int8_t *output)                   \
+    {                                                                                             \
+        int32_t i;                                                                                \
+        (void)q;                                                                                  \
+        for (i = 0; i < count; ++i) {                                                             \
+            uint32_t y = (uint32_t)load_s32(a + i * a_step) op (uint32_t)load_s32(b + i * b_step);  \
+            memcpy(output + 4 * i, &y, sizeof y);                                                 \
+        }                                                                                         \
+        return 1;                                                                                 \
+    }
+BINARY_INT32_ARITHMETIC(add, +)
+BINARY_INT32_ARITHMETIC(sub, -)
+BINARY_INT32_ARITHMETIC(mul, *)
+
+#define BINARY_INT32_COMPARISON(name, op)                                                         \
+    int tgr_binary_##name##_s32(const tgr_binary_params *q, int32_t count, const int8_t *a, int32_t a_step, \
+                                const int8_t *b, int32_t b_step, int8_t *output)                   \
+    {                                                                                             \
+        int32_t i;                                                                                \
+        (void)q;                                                                                  \
+        for (i = 0; i < count; ++i) {                                                             \
+            output[i] = (int8_t)(load_s32(a + i * a_step) op load_s32(b + i * b_step));             \
+        }                                                                                         \
+        return 1;                                                                                 \
+    }
+BINARY_INT32_COMPARISON(equal, ==)
+BINARY_INT32_COMPARISON(less, <)
+BINARY_INT32_COMPARISON(less_equal, <=)
+BINARY_INT32_COMPARISON(greater, >)
+BINARY_INT32_COMPARISON(greater_equal, >=)

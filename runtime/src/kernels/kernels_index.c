@@ -1,8 +1,8 @@
 /*
  * Indexing int8 kernels: every output element is a copy of one input element, picked by a
- * per-axis coordinate map (StridedSlice, ReverseV2, MirrorPad), by constant indices (Gather,
- * GatherND) or by a window (DynamicUpdateSlice). Bytes move unchanged: the op checks only
- * accept plans whose output is quantized like its inputs.
+ * per-axis coordinate map (StridedSlice, ReverseV2, MirrorPad), by indices (Gather, GatherND:
+ * constant, or an int32 tensor computed at run time) or by a window (DynamicUpdateSlice). Bytes
+ * move unchanged: the op checks only accept plans whose output is quantized like its inputs.
  */
 #include <string.h>
 
@@ -10,9 +10,20 @@
 #include "kernels/kernels_data.h"
 #include "tgr.h"
 
-/* Constant `i` of an index list: little-endian int32, read bytewise (weights are only 4-byte
+/* Index `i` of an index list: little-endian int32, read bytewise (weights are only 4-byte
  * aligned within the plan, and the plan itself may sit at any address). */
 static int32_t index_at(const uint8_t *indices, uint32_t i) { return rd_i32(indices + 4u * i); }
+
+/* Index `i` along an axis of `extent`, negative ones counted from the end where `from_end`;
+ * -1 when outside the axis. */
+static int32_t index_in(const uint8_t *indices, uint32_t i, int32_t extent, int from_end)
+{
+    int32_t index = index_at(indices, i);
+    if (index < 0 && from_end) {
+        index += extent; /* no overflow: extent > 0 */
+    }
+    return index >= 0 && index < extent ? index : -1;
+}
 
 int32_t tgr_axis_map_source(const tgr_axis_map *map, int32_t i)
 {
@@ -71,33 +82,45 @@ void tgr_axis_map_s8(uint32_t rank, const int32_t *in_dims, const int32_t *out_d
     }
 }
 
-void tgr_gather_s8(const tgr_gather_shape *g, const uint8_t *indices, const int8_t *in, int8_t *out)
+int tgr_gather_s8(const tgr_gather_shape *g, const uint8_t *indices, const int8_t *in, int8_t *out)
 {
     uint32_t b, pre, j;
     for (b = 0; b < g->batches; ++b) {
         const uint8_t *batch_indices = indices + 4u * b * g->count;
+        for (j = 0; j < g->count; ++j) {
+            if (index_in(batch_indices, j, (int32_t)g->extent, g->from_end) < 0) {
+                return 0;
+            }
+        }
         for (pre = 0; pre < g->outer; ++pre) {
             const int8_t *block = in + ((size_t)b * g->outer + pre) * g->extent * g->inner;
             for (j = 0; j < g->count; ++j) {
-                memcpy(out, block + (size_t)index_at(batch_indices, j) * g->inner, g->inner);
+                int32_t index = index_in(batch_indices, j, (int32_t)g->extent, g->from_end);
+                memcpy(out, block + (size_t)index * g->inner, g->inner);
                 out += g->inner;
             }
         }
     }
+    return 1;
 }
 
-void tgr_gather_nd_s8(uint32_t count, uint32_t depth, const int32_t *dims, const uint8_t *indices, uint32_t inner,
-                      const int8_t *in, int8_t *out)
+int tgr_gather_nd_s8(uint32_t count, uint32_t depth, const int32_t *dims, const uint8_t *indices, uint32_t inner,
+                     int from_end, const int8_t *in, int8_t *out)
 {
     uint32_t j, k;
     for (j = 0; j < count; ++j) {
         size_t offset = 0u;
         for (k = 0; k < depth; ++k) {
-            offset = offset * (size_t)dims[k] + (size_t)index_at(indices, j * depth + k);
+            int32_t index = index_in(indices, j * depth + k, dims[k], from_end);
+            if (index < 0) {
+                return 0;
+            }
+            offset = offset * (size_t)dims[k] + (size_t)index;
         }
         memcpy(out, in + offset * inner, inner);
         out += inner;
     }
+    return 1;
 }
 
 void tgr_update_slice_s8(uint32_t rank, const int32_t *dims, const int32_t *update_dims, const int32_t *starts,

@@ -442,14 +442,13 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
                             "float32 plans are not supported by this runtime (tensor %u); compile an int8 model",
                             t);
         }
-        /* Besides int8: int32 only as a model output (ArgMax/ArgMin indices), handed out as stored
-         * or widened to int64 (an ONNX ArgMax), and bool bytes (comparison results, logic);
-         * tgr_check_kernels decides which ops touch them. Neither carries quantization. */
-        wide = dtype == DT_INT32 && (flags & TF_MODEL_OUTPUT) && !(flags & TF_MODEL_INPUT) &&
-               (iface == 0u || iface == DT_INT64);
+        /* Besides int8: int32 (indices and their arithmetic; tgr_check_kernels decides which ops
+         * touch them), handed over as stored or, at an ONNX interface, as int64, and bool bytes
+         * (comparison results, logic). Neither carries quantization. */
+        wide = dtype == DT_INT32 && (iface == 0u || (iface == DT_INT64 && (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))));
         if (dtype != DT_INT8 && !wide && !(dtype == DT_BOOL && iface == 0u)) {
-            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8 tensors only",
-                            t, dtype);
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8, int32 "
+                            "index and bool tensors only", t, dtype);
         }
         bytes = elements * (wide ? 4u : 1u);
         if (bytes != rd_u32(r + 4)) {

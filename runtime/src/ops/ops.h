@@ -65,7 +65,8 @@ enum {
     TGR_FAULT_NONE = 0,
     TGR_FAULT_BELOW_ZERO_POINT = 1, /* Rsqrt: an input below its zero point (a negative value) */
     TGR_FAULT_SUM_OVERFLOW = 2,     /* LogSoftmax, L2Normalization: a row's sum passes int32 */
-    TGR_FAULT_ZERO_DIVISOR = 3      /* Div: a divisor code equal to its zero point */
+    TGR_FAULT_ZERO_DIVISOR = 3,     /* Div: a divisor code equal to its zero point */
+    TGR_FAULT_INDEX_RANGE = 4       /* Gather, GatherND: a run-time index outside the input */
 };
 
 /* An opcode whose check refuses every plan: listed so the refusal names why; it never runs. */

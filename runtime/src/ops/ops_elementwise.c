@@ -69,6 +69,7 @@ typedef struct operand {
 
 typedef struct binary_op {
     uint32_t rank;               /* the output's */
+    uint32_t value_bytes;        /* 1 (int8 codes), or 4 (int32 values: every operand int32) */
     int32_t out_dim[TGR_MAX_RANK];
     operand in[2];               /* model operand positions 0 and 1 */
 } binary_op;
@@ -81,7 +82,8 @@ typedef struct constant_attr {
     const uint8_t *shape;
 } constant_attr;
 
-static tgr_status read_constant_attr(const tgr_plan *p, uint32_t o, constant_attr *c, tgr_error *err)
+static tgr_status read_constant_attr(const tgr_plan *p, uint32_t o, constant_attr *c, uint32_t value_bytes,
+                                     tgr_error *err)
 {
     uint32_t len = 0;
     const uint8_t *attr = tgr_attr_find(p, o, ATTR_CONSTANT_OPERAND, &len);
@@ -98,8 +100,9 @@ static tgr_status read_constant_attr(const tgr_plan *p, uint32_t o, constant_att
         return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u (%s): constant operand position %u is invalid", o,
                         tgr_op_name(op_type(p, o)), c->position);
     }
-    if (c->quant >= p->num_quant) {
-        return tgr_fail(err, TGR_ERR_ATTRIBUTE, "op %u (%s): the int8 constant operand has no quantization entry", o,
+    if (value_bytes == 4u ? c->quant != NONE16 : c->quant >= p->num_quant) {
+        return tgr_fail(err, TGR_ERR_ATTRIBUTE, value_bytes == 4u ? "op %u (%s): the int32 constant operand names a "
+                        "quantization entry" : "op %u (%s): the int8 constant operand has no quantization entry", o,
                         tgr_op_name(op_type(p, o)));
     }
     if (c->explicit_rank != 0u && c->explicit_rank != out_rank) {
@@ -147,11 +150,12 @@ static tgr_status binary_operands(const tgr_plan *p, uint32_t o, binary_op *b, t
     tgr_status st;
     op_decode(p, o, &sp);
     b->rank = tensor_ndim(p, out);
+    b->value_bytes = op_num_inputs(p, o) > 0u && tensor_dtype(p, op_input(p, o, 0)) == DT_INT32 ? 4u : 1u;
     for (axis = 0; axis < b->rank; ++axis) {
         b->out_dim[axis] = tensor_dim(p, out, axis);
     }
     if (sp.weight_idx != NONE16) {
-        st = read_constant_attr(p, o, &c, err);
+        st = read_constant_attr(p, o, &c, b->value_bytes, err);
         if (st != TGR_OK) {
             return st;
         }
@@ -164,9 +168,17 @@ static tgr_status binary_operands(const tgr_plan *p, uint32_t o, binary_op *b, t
         if (pos == c.position) {
             x->tensor = NONE16;
             x->constant = (const int8_t *)weight_data(p, sp.weight_idx);
-            x->q.scale = quant_scale(p, c.quant);
-            x->q.zero_point = quant_zero_point(p, c.quant);
-            st = constant_shape(p, o, &c, weight_size(p, sp.weight_idx), b, x->dim, err);
+            if (b->value_bytes == 4u) {
+                x->q.scale = 1.0f;
+                x->q.zero_point = 0;
+            } else {
+                x->q.scale = quant_scale(p, c.quant);
+                x->q.zero_point = quant_zero_point(p, c.quant);
+            }
+            if (weight_size(p, sp.weight_idx) % b->value_bytes != 0u) {
+                return tgr_bad_op(err, p, o, "its int32 constant is not a whole number of values");
+            }
+            st = constant_shape(p, o, &c, weight_size(p, sp.weight_idx) / b->value_bytes, b, x->dim, err);
             if (st != TGR_OK) {
                 return st;
             }
@@ -381,7 +393,7 @@ static tgr_status check_binary(const tgr_plan *p, uint32_t o, tgr_error *err)
         return st;
     }
     op_decode(p, o, &sp);
-    if (sp.fused_act != ACT_NONE && type != OP_ADD) {
+    if (sp.fused_act != ACT_NONE && (type != OP_ADD || b.value_bytes == 4u)) {
         return tgr_bad_op(err, p, o, "a fused activation is only valid on Conv, Gemm and Add");
     }
     if (type == OP_PRELU && b.in[0].tensor == NONE16) {
@@ -396,6 +408,9 @@ static tgr_status check_binary(const tgr_plan *p, uint32_t o, tgr_error *err)
         return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                         "op %u (%s): above rank 4 only leading axes may broadcast (the reference fails others)", o,
                         tgr_op_name(type));
+    }
+    if (b.value_bytes == 4u) {
+        return TGR_OK; /* int32 values: no quantization, and fused activations are refused above */
     }
     if (op_may_tile(p, o) && b.rank <= 2u && varies_along_rows(&b)) {
         /* Row bands of a matrix: the reference fails such a stage at run time. */
@@ -534,7 +549,7 @@ static int run_nest(const nest *n, tgr_binary_kernel kernel, const tgr_binary_pa
 }
 
 static int run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
-                      tgr_binary_kernel kernel)
+                      tgr_binary_kernel kernel, tgr_binary_kernel int32_kernel)
 {
     uint32_t out = op_output(p, o, 0);
     binary_op b;
@@ -565,17 +580,40 @@ static int run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr,
         }
     }
     make_nest(b.rank, lo, count, views, &n);
+    if (b.value_bytes == 4u) {
+        /* The nest counts elements; the int32 kernels step through operands in bytes, and
+         * write 4 bytes per element unless they compare (bool). */
+        uint32_t scaled = tensor_dtype(p, out) == DT_INT32 ? 3u : 2u;
+        for (i = 0; i < scaled; ++i) {
+            n.start[i] *= 4;
+            for (axis = 0; axis < n.depth; ++axis) {
+                n.step[i][axis] *= 4;
+            }
+        }
+        kernel = int32_kernel;
+    }
     return run_nest(&n, kernel, &q, data[0], data[1], (int8_t *)tensor_ptr[out]);
 }
 
-/* One run function per op, naming its kernel: a firmware links the kernels of its own ops only.
- * A run fails only for Div (TGR_OP_FALLIBLE); the others ignore the always-1 result. */
-#define RUN_BINARY(name)                                                                         \
+/* One run function per op, naming its kernels (int8, and int32 where the op computes on
+ * indices): a firmware links the kernels of its own ops only. A run fails only for Div
+ * (TGR_OP_FALLIBLE); the others ignore the always-1 result. */
+#define RUN_BINARY_KERNELS(name, int32_kernel)                                                    \
     static uint32_t run_##name(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region) \
     {                                                                                            \
-        return run_binary(p, o, tensor_ptr, region, tgr_binary_##name##_s8) ? TGR_FAULT_NONE : TGR_FAULT_ZERO_DIVISOR; \
+        return run_binary(p, o, tensor_ptr, region, tgr_binary_##name##_s8, int32_kernel) ? TGR_FAULT_NONE \
+                                                                                          : TGR_FAULT_ZERO_DIVISOR; \
     }
-TGR_BINARY_KINDS(RUN_BINARY)
+#define RUN_BINARY_INT32(name) RUN_BINARY_KERNELS(name, tgr_binary_##name##_s32)
+#define RUN_BINARY(name) RUN_BINARY_KERNELS(name, NULL)
+TGR_BINARY_INT32_KINDS(RUN_BINARY_INT32)
+RUN_BINARY(max)
+RUN_BINARY(min)
+RUN_BINARY(squared_diff)
+RUN_BINARY(prelu)
+RUN_BINARY(and)
+RUN_BINARY(or)
+RUN_BINARY(div)
 
 /* ---- Sum (ADD_N) ------------------------------------------------------------------------------ */
 

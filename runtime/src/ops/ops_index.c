@@ -10,6 +10,10 @@
  * - It loads a Gather/GatherND whose constant indices leave the input and then fails every run;
  *   we refuse such indices at load. Indices inside LZ4-compressed weights cannot be read before
  *   their stage runs, so those plans are refused too.
+ * - Indices computed at run time (an int32 tensor) that leave the input fail that run
+ *   (TGR_FAULT_INDEX_RANGE): negative ones too, except into a constant table, where -k is
+ *   extent - k (measured down to -extent). Run-time DynamicUpdateSlice starts are clamped so
+ *   that the update stays inside, as TFLite's are.
  * Every op copies codes: plans whose output is quantized unlike the input are refused.
  * They also run in bands along an axis they map onto itself, as the compiler plans them
  * (partition_spatial's independent bands): row bands (path_rows.c; a Gather or GatherND that
@@ -30,14 +34,15 @@ static const uint8_t *movement(const tgr_plan *p, uint32_t o, uint32_t *count)
 
 static int32_t movement_int(const uint8_t *data, uint32_t i) { return rd_i32(data + 4u * i); }
 
-/* What every op here needs: int8 codes copied unchanged into a like-quantized output. */
+/* What every op here needs: int8 codes copied unchanged into a like-quantized output (int32
+ * operands are indices and starts). */
 static tgr_status check_copy(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     op_spatial sp;
     uint32_t k;
     op_decode(p, o, &sp);
     for (k = 0; k < op_num_inputs(p, o); ++k) {
-        if (!tgr_same_qparams(p, op_input(p, o, k), op_output(p, o, 0))) {
+        if (tensor_dtype(p, op_input(p, o, k)) == DT_INT8 && !tgr_same_qparams(p, op_input(p, o, k), op_output(p, o, 0))) {
             return tgr_unsupported_op(err, p, o, "requantizing");
         }
     }
@@ -199,16 +204,68 @@ static uint32_t product(const int32_t *dims, uint32_t from, uint32_t to)
     return total;
 }
 
-/* The constant indices: present, readable at load, `count` int32s, each in [0, limit[k % depth]). */
-static tgr_status check_indices(const tgr_plan *p, uint32_t o, uint64_t count, uint32_t depth, const int32_t *limit,
-                                tgr_error *err)
+/* Where a gather's data and indices come from. Three forms: constant indices (the int8 data the
+ * only input, the indices a weight), run-time indices (int8 data, then an int32 index tensor) and
+ * a constant table (an int32 index tensor the only input, the int8 table a weight whose extents
+ * OP_ATTR_TABLE_SHAPE gives). */
+typedef struct gather_operands {
+    uint32_t data;      /* the data tensor, NONE16 for a table */
+    uint32_t indices;   /* the index tensor, NONE16 for constant indices */
+    uint32_t rank;      /* the data's */
+    int32_t dims[TGR_MAX_RANK];
+} gather_operands;
+
+static const char *gather_operands_of(const tgr_plan *p, uint32_t o, gather_operands *g)
+{
+    uint32_t len = 0, k;
+    const uint8_t *table = tgr_attr_find(p, o, ATTR_TABLE_SHAPE, &len);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    g->data = NONE16;
+    g->indices = NONE16;
+    if (table != NULL) {
+        if (op_num_inputs(p, o) != 1u || sp.weight_idx == NONE16 || len % 4u != 0u || len == 0u ||
+            len / 4u > TGR_MAX_RANK) {
+            return TGR_TEXT("its constant table does not match its table shape attribute");
+        }
+        g->indices = op_input(p, o, 0);
+        g->rank = len / 4u;
+        for (k = 0; k < g->rank; ++k) {
+            g->dims[k] = rd_i32(table + 4u * k);
+            if (g->dims[k] < 1) {
+                return TGR_TEXT("its constant table does not match its table shape attribute");
+            }
+        }
+        return weight_size(p, sp.weight_idx) == (uint64_t)product(g->dims, 0u, g->rank) && p->num_blocks == 0u
+                   ? NULL
+                   : TGR_TEXT("its constant table does not match its table shape attribute");
+    }
+    g->data = op_input(p, o, 0);
+    g->rank = tensor_ndim(p, g->data);
+    for (k = 0; k < g->rank; ++k) {
+        g->dims[k] = tensor_dim(p, g->data, k);
+    }
+    if (op_num_inputs(p, o) == 2u && sp.weight_idx == NONE16) {
+        g->indices = op_input(p, o, 1);
+        return NULL;
+    }
+    return op_num_inputs(p, o) == 1u && sp.weight_idx != NONE16 ? NULL
+                                                                 : TGR_TEXT("its operands are neither data and indices nor a table");
+}
+
+/* The indices: `count` int32s, constant ones each in [0, limit[k % depth]) (checked here, as they
+ * are known at load), run-time ones checked by the kernel as it reads them. */
+static tgr_status check_indices(const tgr_plan *p, uint32_t o, const gather_operands *g, uint64_t count,
+                                uint32_t depth, const int32_t *limit, tgr_error *err)
 {
     op_spatial sp;
     const uint8_t *data;
     uint64_t i;
     op_decode(p, o, &sp);
-    if (op_num_inputs(p, o) != 1u || sp.weight_idx == NONE16 || tgr_attr_find(p, o, ATTR_TABLE_SHAPE, NULL) != NULL) {
-        return tgr_unsupported_op(err, p, o, "a constant table or indices computed at run time");
+    if (g->indices != NONE16) {
+        return tensor_bytes(p, g->indices) == 4u * count
+                   ? check_copy(p, o, err)
+                   : tgr_bad_op(err, p, o, "its index tensor does not hold the index shape");
     }
     if (p->num_blocks > 0u) {
         return tgr_unsupported_op(err, p, o, "indices inside LZ4-compressed weights");
@@ -226,91 +283,110 @@ static tgr_status check_indices(const tgr_plan *p, uint32_t o, uint64_t count, u
     return check_copy(p, o, err);
 }
 
+/* The data and index bytes of a run: tensors, or the op's weight. */
+static void gather_buffers(const tgr_plan *p, uint32_t o, const gather_operands *g, uint8_t *const *tensor_ptr,
+                           const int8_t **data, const uint8_t **indices)
+{
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    *data = g->data != NONE16 ? (const int8_t *)tensor_ptr[g->data] : (const int8_t *)weight_data(p, sp.weight_idx);
+    *indices = g->indices != NONE16 ? tensor_ptr[g->indices] : weight_data(p, sp.weight_idx);
+}
+
 /* Gather's MOVEMENT: axis, batch_dims, index_rank, index_shape... */
 static tgr_status check_gather(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     int32_t dims[TGR_MAX_RANK];
     int32_t extent;
-    uint32_t in = op_input(p, o, 0);
+    gather_operands g;
     uint32_t out = op_output(p, o, 0);
-    uint32_t rank = tensor_ndim(p, in);
     uint32_t n, k, axis, batch, index_rank, at = 0u;
     uint64_t count = 1u;
     const uint8_t *m = movement(p, o, &n);
+    const char *why = gather_operands_of(p, o, &g);
+    if (why != NULL) {
+        return tgr_bad_op(err, p, o, why);
+    }
     if (m == NULL || n < 3u || (uint32_t)movement_int(m, 2) != n - 3u) {
         return tgr_bad_op(err, p, o, "its movement attribute does not hold axis, batch dims and index shape");
     }
     axis = (uint32_t)movement_int(m, 0);
     batch = (uint32_t)movement_int(m, 1);
     index_rank = n - 3u;
-    if (axis >= rank || batch > axis || batch > index_rank || rank - 1u + index_rank - batch != tensor_ndim(p, out)) {
+    if (axis >= g.rank || batch > axis || batch > index_rank || g.rank - 1u + index_rank - batch != tensor_ndim(p, out)) {
         return tgr_bad_op(err, p, o, "axis, batch dims and index rank do not fit the tensors");
     }
     /* Output: input[:axis] + indices[batch:] + input[axis + 1:]; indices[:batch] = input[:batch]. */
     for (k = 0; k < index_rank; ++k) {
         int32_t index_extent = movement_int(m, 3u + k);
-        if (index_extent < 1 || (k < batch && index_extent != tensor_dim(p, in, k))) {
+        if (index_extent < 1 || (k < batch && index_extent != g.dims[k])) {
             return tgr_bad_op(err, p, o, "the index shape does not fit the input");
         }
         count *= (uint32_t)index_extent;
     }
     for (k = 0; k < axis; ++k) {
-        dims[at++] = tensor_dim(p, in, k);
+        dims[at++] = g.dims[k];
     }
     for (k = batch; k < index_rank; ++k) {
         dims[at++] = movement_int(m, 3u + k);
     }
-    for (k = axis + 1u; k < rank; ++k) {
-        dims[at++] = tensor_dim(p, in, k);
+    for (k = axis + 1u; k < g.rank; ++k) {
+        dims[at++] = g.dims[k];
     }
     for (k = 0; k < at; ++k) {
         if (tensor_dim(p, out, k) != dims[k]) {
             return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
         }
     }
-    extent = tensor_dim(p, in, axis); /* every index selects along the gather axis */
-    return check_indices(p, o, count, 1u, &extent, err);
+    extent = g.dims[axis]; /* every index selects along the gather axis */
+    return check_indices(p, o, &g, count, 1u, &extent, err);
 }
 
-static void run_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+static uint32_t run_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
-    int32_t dims[TGR_MAX_RANK];
-    uint32_t in = op_input(p, o, 0);
-    uint32_t n, k, rank = tensor_ndim(p, in);
+    gather_operands g;
+    uint32_t n, k;
     const uint8_t *m = movement(p, o, &n);
     uint32_t axis = (uint32_t)movement_int(m, 0);
     uint32_t batch = (uint32_t)movement_int(m, 1);
-    tgr_gather_shape g;
-    op_spatial sp;
-    op_decode(p, o, &sp);
-    tgr_band_dims(p, in, region, dims);
-    g.batches = product(dims, 0u, batch);
-    g.outer = product(dims, batch, axis);
-    g.extent = (uint32_t)dims[axis];
-    g.inner = product(dims, axis + 1u, rank);
-    g.count = 1u;
-    for (k = 3u + batch; k < n; ++k) {
-        g.count *= (uint32_t)movement_int(m, k);
+    tgr_gather_shape shape;
+    const int8_t *data;
+    const uint8_t *indices;
+    gather_operands_of(p, o, &g);
+    gather_buffers(p, o, &g, tensor_ptr, &data, &indices);
+    if (g.data != NONE16) {
+        tgr_band_dims(p, g.data, region, g.dims);
     }
-    tgr_gather_s8(&g, weight_data(p, sp.weight_idx), (const int8_t *)tensor_ptr[in],
-                  (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+    shape.batches = product(g.dims, 0u, batch);
+    shape.outer = product(g.dims, batch, axis);
+    shape.extent = (uint32_t)g.dims[axis];
+    shape.inner = product(g.dims, axis + 1u, g.rank);
+    shape.count = 1u;
+    shape.from_end = g.data == NONE16;
+    for (k = 3u + batch; k < n; ++k) {
+        shape.count *= (uint32_t)movement_int(m, k);
+    }
+    return tgr_gather_s8(&shape, indices, data, (int8_t *)tensor_ptr[op_output(p, o, 0)]) ? TGR_FAULT_NONE
+                                                                                          : TGR_FAULT_INDEX_RANGE;
 }
 
 /* GatherND's MOVEMENT: index_rank, index_shape...; the last index extent is the tuple depth. */
 static tgr_status check_gather_nd(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
-    int32_t limit[TGR_MAX_RANK];
-    uint32_t in = op_input(p, o, 0);
+    gather_operands g;
     uint32_t out = op_output(p, o, 0);
-    uint32_t rank = tensor_ndim(p, in);
     uint32_t n, k, depth, at = 0u;
     uint64_t count = 1u;
     const uint8_t *m = movement(p, o, &n);
+    const char *why = gather_operands_of(p, o, &g);
+    if (why != NULL) {
+        return tgr_bad_op(err, p, o, why);
+    }
     if (m == NULL || n < 2u || (uint32_t)movement_int(m, 0) != n - 1u) {
         return tgr_bad_op(err, p, o, "its movement attribute does not hold the index shape");
     }
     depth = (uint32_t)movement_int(m, n - 1u);
-    if (depth < 1u || depth > rank || (n - 2u) + (rank - depth) != tensor_ndim(p, out)) {
+    if (depth < 1u || depth > g.rank || (n - 2u) + (g.rank - depth) != tensor_ndim(p, out)) {
         return tgr_bad_op(err, p, o, "the index tuples do not fit the input");
     }
     /* Output: index_shape[:-1] + input[depth:]. */
@@ -321,54 +397,63 @@ static tgr_status check_gather_nd(const tgr_plan *p, uint32_t o, tgr_error *err)
         }
         count *= (uint32_t)extent;
     }
-    for (k = depth; k < rank; ++k) {
-        if (tensor_dim(p, out, at++) != tensor_dim(p, in, k)) {
+    for (k = depth; k < g.rank; ++k) {
+        if (tensor_dim(p, out, at++) != g.dims[k]) {
             return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
         }
     }
-    for (k = 0; k < depth; ++k) {
-        limit[k] = tensor_dim(p, in, k);
-    }
-    return check_indices(p, o, count, depth, limit, err);
+    return check_indices(p, o, &g, count, depth, g.dims, err);
 }
 
-static void run_gather_nd(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+static uint32_t run_gather_nd(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
-    int32_t dims[TGR_MAX_RANK];
-    uint32_t in = op_input(p, o, 0);
+    gather_operands g;
     uint32_t n, k, count = 1u;
     const uint8_t *m = movement(p, o, &n);
     uint32_t depth = (uint32_t)movement_int(m, n - 1u);
-    op_spatial sp;
-    op_decode(p, o, &sp);
-    tgr_band_dims(p, in, region, dims);
+    const int8_t *data;
+    const uint8_t *indices;
+    gather_operands_of(p, o, &g);
+    gather_buffers(p, o, &g, tensor_ptr, &data, &indices);
+    if (g.data != NONE16) {
+        tgr_band_dims(p, g.data, region, g.dims);
+    }
     for (k = 1u; k + 1u < n; ++k) {
         count *= (uint32_t)movement_int(m, k);
     }
-    tgr_gather_nd_s8(count, depth, dims, weight_data(p, sp.weight_idx), product(dims, depth, tensor_ndim(p, in)),
-                     (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+    return tgr_gather_nd_s8(count, depth, g.dims, indices, product(g.dims, depth, g.rank), g.data == NONE16, data,
+                            (int8_t *)tensor_ptr[op_output(p, o, 0)])
+               ? TGR_FAULT_NONE
+               : TGR_FAULT_INDEX_RANGE;
 }
 
 /* ---- DynamicUpdateSlice ----------------------------------------------------------------------- */
 
-/* MOVEMENT with constant starts: starts..., update_shape... (stored axes). */
+/* MOVEMENT: starts..., update_shape... (constant starts, stored axes), or update_shape... with
+ * the starts an int32 tensor of one value per axis, the last input. */
 static tgr_status check_update_slice(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t rank = tensor_ndim(p, in);
     uint32_t n, k;
     const uint8_t *m = movement(p, o, &n);
+    int run_time_starts = op_num_inputs(p, o) == 3u;
+    const uint32_t shape_at = run_time_starts ? 0u : rank;
     op_spatial sp;
     op_decode(p, o, &sp);
-    if (op_num_inputs(p, o) != 2u || sp.weight_idx != NONE16 || m == NULL || n != 2u * rank) {
-        return tgr_unsupported_op(err, p, o, "an update that is constant or starts computed at run time");
+    if ((op_num_inputs(p, o) != 2u && !run_time_starts) || sp.weight_idx != NONE16 || m == NULL ||
+        n != shape_at + rank) {
+        return tgr_unsupported_op(err, p, o, "a constant update");
     }
     if (!tgr_same_shape(p, in, op_output(p, o, 0)) || tensor_ndim(p, op_input(p, o, 1)) != rank || rank == 0u) {
         return tgr_bad_op(err, p, o, "the update, input and output ranks or extents differ");
     }
+    if (run_time_starts && tensor_bytes(p, op_input(p, o, 2)) != 4u * rank) {
+        return tgr_bad_op(err, p, o, "its start tensor does not hold one start per axis");
+    }
     for (k = 0; k < rank; ++k) {
-        int32_t start = movement_int(m, k);
-        int32_t extent = movement_int(m, rank + k);
+        int32_t start = run_time_starts ? 0 : movement_int(m, k);
+        int32_t extent = movement_int(m, shape_at + k);
         if (extent != tensor_dim(p, op_input(p, o, 1), k) || start < 0 ||
             (int64_t)start + extent > tensor_dim(p, in, k)) {
             return tgr_bad_op(err, p, o, "the update window does not fit the input");
@@ -389,7 +474,14 @@ static void run_update_slice(const tgr_plan *p, uint32_t o, uint8_t *const *tens
     tgr_band_dims(p, in, region, dims);
     tgr_band_dims(p, update, region, update_dims);
     for (k = 0; k < rank; ++k) {
-        starts[k] = movement_int(m, k);
+        if (op_num_inputs(p, o) == 3u) {
+            /* Run-time starts are clamped so that the update stays inside, as the reference does. */
+            int32_t start = rd_i32(tensor_ptr[op_input(p, o, 2)] + 4u * k);
+            int32_t last = dims[k] - update_dims[k];
+            starts[k] = start < 0 ? 0 : start > last ? last : start;
+        } else {
+            starts[k] = movement_int(m, k);
+        }
     }
     tgr_update_slice_s8(rank, dims, update_dims, starts, (const int8_t *)tensor_ptr[in],
                         (const int8_t *)tensor_ptr[update], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
@@ -444,8 +536,8 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
     }
 }
 
-TGR_OP_IMPL(OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather);
-TGR_OP_IMPL(OP_GATHER_ND, TILING_ROWS, check_gather_nd, run_gather_nd);
+TGR_OP_FALLIBLE(OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather);
+TGR_OP_FALLIBLE(OP_GATHER_ND, TILING_ROWS, check_gather_nd, run_gather_nd);
 TGR_OP_IMPL(OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
 TGR_OP_IMPL(OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
 TGR_OP_IMPL(OP_REVERSE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);

@@ -47,17 +47,29 @@ static tgr_status check_transpose(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (!tgr_neutral_activation(&sp)) {
         return tgr_unsupported_op(err, p, o, "a fused activation");
     }
+    if (tensor_dtype(p, in) == DT_INT32 && rank + 1u > TGR_MAX_RANK) {
+        return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: op %u (Transpose) of int32 values at "
+                        "rank %u (max %u)", o, rank, TGR_MAX_RANK - 1u);
+    }
     return TGR_OK;
 }
 
 static void run_transpose(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     int32_t dims[TGR_MAX_RANK];
+    uint8_t perm[TGR_MAX_RANK];
     uint32_t in = op_input(p, o, 0);
+    uint32_t rank = tensor_ndim(p, in);
     /* In a row band the permutation keeps the leading axes, so only the band's extents change. */
     tgr_band_dims(p, in, region, dims);
-    tgr_transpose_s8(tensor_ndim(p, in), dims, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL),
-                     (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
+    memcpy(perm, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL), rank);
+    if (tensor_dtype(p, in) == DT_INT32) {
+        /* An int32 value moves as its four bytes: one more axis, last and left in place. */
+        dims[rank] = 4;
+        perm[rank] = (uint8_t)rank;
+        ++rank;
+    }
+    tgr_transpose_s8(rank, dims, perm, (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
 /* ---- Concat and Split ------------------------------------------------------------------------ */

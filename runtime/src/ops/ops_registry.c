@@ -11,41 +11,80 @@ int tgr_op_in_full_runtime(uint32_t opcode)
     return opcode < 8u * sizeof tgr_full_runtime_ops && (tgr_full_runtime_ops[opcode / 8u] >> (opcode % 8u)) & 1u;
 }
 
-/* The dtypes each op reads and writes. Everything is int8 but: ArgMax/ArgMin write int32 (the
- * loader lets int32 through only as model outputs, so nothing reads one), the comparisons write
- * bool, And/Or/Not/ReduceAll read and write bool, Cast reads bool, Where reads a bool condition,
- * and Reshape/Flatten/Transpose move bool bytes like int8. */
-static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
+/* Whether inputs [first, end) of op o (end capped at its count) all have `dtype`. */
+static int inputs_are(const tgr_plan *p, uint32_t o, uint32_t first, uint32_t end, uint32_t dtype)
 {
-    uint32_t type = op_type(p, o);
-    uint32_t in_type = DT_INT8, out_type = DT_INT8, k;
-    if (type == OP_ARG_MAX || type == OP_ARG_MIN) {
-        out_type = DT_INT32;
-    } else if (type >= OP_EQUAL && type <= OP_GREATER_EQUAL) {
-        out_type = DT_BOOL;
-    } else if ((type >= OP_AND && type <= OP_NOT) || type == OP_REDUCE_ALL) {
-        in_type = out_type = DT_BOOL;
-    } else if (type == OP_CAST) {
-        in_type = DT_BOOL;
-    } else if (type == OP_WHERE) {
-        return op_num_inputs(p, o) == 3u && tensor_dtype(p, op_input(p, o, 0)) == DT_BOOL &&
-               tensor_dtype(p, op_input(p, o, 1)) == DT_INT8 && tensor_dtype(p, op_input(p, o, 2)) == DT_INT8 &&
-               op_num_outputs(p, o) == 1u && tensor_dtype(p, op_output(p, o, 0)) == DT_INT8;
-    } else if ((type == OP_RESHAPE || type == OP_FLATTEN || type == OP_TRANSPOSE) && op_num_inputs(p, o) > 0u &&
-               tensor_dtype(p, op_input(p, o, 0)) == DT_BOOL) {
-        in_type = out_type = DT_BOOL;
-    }
-    for (k = 0; k < op_num_inputs(p, o); ++k) {
-        if (tensor_dtype(p, op_input(p, o, k)) != in_type) {
-            return 0;
-        }
-    }
-    for (k = 0; k < op_num_outputs(p, o); ++k) {
-        if (tensor_dtype(p, op_output(p, o, k)) != out_type) {
+    uint32_t k;
+    for (k = first; k < end && k < op_num_inputs(p, o); ++k) {
+        if (tensor_dtype(p, op_input(p, o, k)) != dtype) {
             return 0;
         }
     }
     return 1;
+}
+
+static int outputs_are(const tgr_plan *p, uint32_t o, uint32_t dtype)
+{
+    uint32_t k;
+    for (k = 0; k < op_num_outputs(p, o); ++k) {
+        if (tensor_dtype(p, op_output(p, o, k)) != dtype) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The dtypes each op reads and writes. Everything is int8 but indices, conditions and logic:
+ * ArgMax/ArgMin write int32; Gather/GatherND read an int32 index tensor (after the int8 data, or
+ * alone with a constant table) and DynamicUpdateSlice int32 starts (its third input); Add, Sub
+ * and Mul compute on int32 (every operand int32, the index arithmetic of a graph) and the
+ * comparisons compare int32 or int8 into bool; And/Or/Not/ReduceAll read and write bool, Cast
+ * reads bool, Where reads a bool condition; Reshape/Flatten/Transpose move bool or int32 values
+ * like int8 codes. */
+static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
+{
+    const uint32_t n = op_num_inputs(p, o);
+    const uint32_t first = n > 0u ? tensor_dtype(p, op_input(p, o, 0)) : DT_INT8;
+    const uint32_t numeric = first == DT_INT32 ? DT_INT32 : DT_INT8;
+    switch (op_type(p, o)) {
+    case OP_ARG_MAX:
+    case OP_ARG_MIN:
+        return inputs_are(p, o, 0u, n, DT_INT8) && outputs_are(p, o, DT_INT32);
+    case OP_GATHER:
+    case OP_GATHER_ND:
+        return (n == 1u ? inputs_are(p, o, 0u, 1u, numeric)
+                        : inputs_are(p, o, 0u, 1u, DT_INT8) && inputs_are(p, o, 1u, n, DT_INT32)) &&
+               outputs_are(p, o, DT_INT8);
+    case OP_UPDATE_SLICE:
+        return inputs_are(p, o, 0u, 2u, DT_INT8) && inputs_are(p, o, 2u, n, DT_INT32) && outputs_are(p, o, DT_INT8);
+    case OP_ADD:
+    case OP_SUB:
+    case OP_MUL:
+        return inputs_are(p, o, 0u, n, numeric) && outputs_are(p, o, numeric);
+    case OP_EQUAL:
+    case OP_LESS:
+    case OP_LESS_EQUAL:
+    case OP_GREATER:
+    case OP_GREATER_EQUAL:
+        return inputs_are(p, o, 0u, n, numeric) && outputs_are(p, o, DT_BOOL);
+    case OP_AND:
+    case OP_OR:
+    case OP_NOT:
+    case OP_REDUCE_ALL:
+        return inputs_are(p, o, 0u, n, DT_BOOL) && outputs_are(p, o, DT_BOOL);
+    case OP_CAST:
+        return inputs_are(p, o, 0u, n, DT_BOOL) && outputs_are(p, o, DT_INT8);
+    case OP_WHERE:
+        return n == 3u && inputs_are(p, o, 0u, 1u, DT_BOOL) && inputs_are(p, o, 1u, 3u, DT_INT8) &&
+               op_num_outputs(p, o) == 1u && outputs_are(p, o, DT_INT8);
+    case OP_RESHAPE:
+    case OP_FLATTEN:
+    case OP_TRANSPOSE:
+        return (first == DT_BOOL || first == DT_INT32 || first == DT_INT8) && inputs_are(p, o, 0u, n, first) &&
+               outputs_are(p, o, first);
+    default:
+        return inputs_are(p, o, 0u, n, DT_INT8) && outputs_are(p, o, DT_INT8);
+    }
 }
 
 tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
@@ -61,8 +100,9 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
         }
         if (!dtypes_as_expected(p, o)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                            "op %u (%s): operand dtypes this runtime does not execute (int32 only as ArgMax/ArgMin "
-                            "outputs, bool only around comparisons and logic)", o, tgr_op_name(op_type(p, o)));
+                            "op %u (%s): operand dtypes this runtime does not execute (int32 only as indices: "
+                            "ArgMax/ArgMin results, gather indices, update starts and their Add/Sub/Mul and "
+                            "comparisons; bool only around comparisons and logic)", o, tgr_op_name(op_type(p, o)));
         }
         st = tgr_built_in_check(p, o, err);
         if (st != TGR_OK) {
@@ -114,6 +154,8 @@ const char *tgr_fault_text(uint32_t fault)
         return TGR_TEXT("a row's sum exceeds the int32 range");
     case TGR_FAULT_ZERO_DIVISOR:
         return TGR_TEXT("a divisor equals its zero point (division by zero)");
+    case TGR_FAULT_INDEX_RANGE:
+        return TGR_TEXT("an index is outside the input");
     default:
         return TGR_TEXT("the op failed");
     }

@@ -112,6 +112,7 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
         "num_outputs": len(plan.outputs),
         "float_inputs": any(t.dtype_name == "float32" for t in plan.inputs),
         "float_outputs": any(t.dtype_name == "float32" for t in plan.outputs),
+        "index_inputs": any(t.dtype_name in ("int32", "int64") for t in plan.inputs),
         "tensor_align": params.tensor_align,
         "profile": params.profile,
         "num_ops": plan.num_ops,
@@ -140,8 +141,8 @@ def check_context(context: dict[str, Any]) -> dict[str, Any]:
     if context["plan_window_bytes"] < 48 or context["plan_window_bytes"] % 16:
         raise TigrisError(f"{MAIN_TEMPLATE} context: plan_window_bytes must be a multiple of 16 and at least 48, "
                           f"got {context['plan_window_bytes']}")
-    for key in ("slow_in_ddr", "float_inputs", "float_outputs"):
-        if not isinstance(context[key], bool):
+    for key in ("slow_in_ddr", "float_inputs", "float_outputs", "index_inputs"):
+        if key in context and not isinstance(context[key], bool):
             raise TigrisError(f"{MAIN_TEMPLATE} context: {key} must be true or false, got {context[key]!r}")
     return context
 

@@ -8,7 +8,8 @@ definition (docs/firmware.md#input-generator) is:
   return s`` on 32-bit unsigned arithmetic;
 * one continuous stream over all interface inputs, in interface order, element by element;
 * int8/uint8 element: ``(uint8_t)(next() >> 24)``; float32 element:
-  ``(float)(int8_t)(next() >> 24) / 64.0f``;
+  ``(float)(int8_t)(next() >> 24) / 64.0f``; int32/int64 (index) element: ``next() >> 30``
+  (0..3, inside any axis of 4 or more);
 * the output checksum is FNV-1a 32 over the concatenated output bytes.
 """
 
@@ -53,10 +54,13 @@ def generate_inputs(tensors: Iterable[IoTensor], seed: int = DEFAULT_SEED) -> li
                 top = (next(stream) >> 24) & 0xFF
                 values.append((top - 256 if top >= 128 else top) / 64.0)
             result.append(struct.pack(f"<{n}f", *values))
+        elif tensor.dtype in (6, 7):  # int32, int64 indices: 0..3
+            result.append(struct.pack(f"<{n}{'i' if tensor.dtype == 6 else 'q'}",
+                                      *(next(stream) >> 30 for _ in range(n))))
         else:
             raise TigrisError(
                 f"input {tensor.name!r} has dtype {tensor.dtype_name}; the deterministic input "
-                "generator supports int8, uint8 and float32 interfaces"
+                "generator supports int8, uint8, float32 and int32/int64 index interfaces"
             )
     return result
 

@@ -95,6 +95,12 @@ int main(void) {
         float v = (float)(int8_t)(next() >> 24) / 64.0f; uint8_t b[4]; memcpy(b, &v, 4);
         printf("%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
     }
+    for (int i = 0; i < 3; ++i) {                                               /* int32 indices x3 */
+        uint32_t v = next() >> 30; printf("%02x000000", (unsigned)v);
+    }
+    for (int i = 0; i < 2; ++i) {                                               /* int64 indices x2 */
+        uint32_t v = next() >> 30; printf("%02x00000000000000", (unsigned)v);
+    }
     printf("\n");
     return 0;
 }
@@ -106,5 +112,7 @@ def test_generator_matches_the_documented_c(tmp_path):
     (tmp_path / "gen.c").write_text(C_GENERATOR)
     subprocess.run([gcc, "-std=c99", "-O2", str(tmp_path / "gen.c"), "-o", str(tmp_path / "gen")], check=True)
     expected = subprocess.run([str(tmp_path / "gen")], capture_output=True, text=True, check=True).stdout.strip()
-    got = generate_inputs([IoTensor("i8", 0, 3, (40,), 40), IoTensor("f32", 1, 1, (2, 12), 96)], DEFAULT_SEED)
-    assert (got[0] + got[1]).hex() == expected
+    got = generate_inputs([IoTensor("i8", 0, 3, (40,), 40), IoTensor("f32", 1, 1, (2, 12), 96),
+                           IoTensor("i32", 2, 6, (3,), 12), IoTensor("i64", 3, 7, (2,), 16)], DEFAULT_SEED)
+    assert b"".join(got).hex() == expected
+    assert {b for b in got[2] + got[3]} <= {0, 1, 2, 3}

@@ -264,8 +264,8 @@ STATUS_NOTES = {
     FLOAT_ONLY: "the reference has no int8 kernel, so it only occurs in float plans, which this runtime refuses by "
                 "design",
     STATEFUL: "needs state variables or control-flow subgraphs, which this runtime refuses at load",
-    NOT_INT8: "reads or writes int32/bool/float runtime tensors this runtime does not hold (it holds int8, "
-              "bool around comparisons and logic, and int32 ArgMax/ArgMin model outputs)",
+    NOT_INT8: "reads or writes runtime tensors this runtime does not hold (it holds int8, bool around "
+              "comparisons and logic, and int32 indices: see above)",
     NOT_IMPLEMENTED: "an int8 op of the reference with no implementation here; refused by name at load",
 }
 
@@ -465,9 +465,13 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
            else f"refused: {lz4[1]}"),
         "* Float plans (no quantization parameters): refused by design, `float32 plans are not supported by this "
         "runtime`.",
-        "* Tensors other than int8 are refused at load (runtime int32 indices, float outputs), except bool tensors "
-        "around comparisons, And/Or/Not, Where, Cast and ReduceAll, and int32 model outputs written by "
-        "ArgMax/ArgMin (handed out as int32, or int64 at an ONNX interface).",
+        "* Besides int8, the runtime holds bool tensors (comparisons, And/Or/Not, Where, Cast, ReduceAll) and int32 "
+        "index tensors: ArgMax/ArgMin results, Gather/GatherND indices computed at run time or looked up in a "
+        "constant table, DynamicUpdateSlice starts, and the Add/Sub/Mul (wrapping) and comparisons that compute "
+        "them, handed over as int32 or, at an ONNX interface, int64 (narrowed; a value outside int32 fails the "
+        "run). An index outside its axis fails that run, naming the op. Stages reading int32 values run on the "
+        "normal path only: a plan that bands or stripes them is refused at load. Float tensors inside an int8 "
+        "plan (DetectionPostProcess outputs) are refused at load.",
         "",
         "Paths per operator: `tiled` (row stripes), `tiled_2d` and `chain` need a spatial tiling mode "
         "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, and TILING_ALONE ops, alone in their stage, take "

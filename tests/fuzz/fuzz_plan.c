@@ -22,8 +22,8 @@
  *     run's allocations: a fast arena smaller than tgr_fast_arena_required(), a short workspace
  *     or a slow arena the run would outgrow is refused there; a run after a successful init
  *     fails only where an op fails on the data as the reference does (TGR_ERR_EXEC, "op N
- *     (Name): ..."), and then every run of those inputs fails with the same message, on the same
- *     handle again too;
+ *     (Name): ...", or an int64 index input outside int32: "input N holds ..."), and then every
+ *     run of those inputs fails with the same message, on the same handle again too;
  *   - every successful run of the same plan and inputs gives the same output bytes, whatever
  *     the arenas' previous contents, alignment, fast size above the requirement or slow size.
  * Reads and writes outside any buffer (plan, inputs, outputs, arenas, workspace, trace) are
@@ -136,6 +136,15 @@ static void fill_inputs(io_set *io, const tgr_plan *plan, uint64_t seed)
                 }
                 memcpy(b + 4u * j, &x, sizeof x);
             }
+        } else if (info.dtype == 6u || info.dtype == 7u) {
+            /* Indices: mostly small (inside or just outside an axis), now and then any value. */
+            const uint32_t size = info.dtype == 6u ? 4u : 8u;
+            for (j = 0; j < info.bytes / size; ++j) {
+                uint32_t r = next_random(&seed);
+                int64_t v = r % 8u == 0u ? (int64_t)(((uint64_t)next_random(&seed) << 32) | next_random(&seed))
+                                         : (int64_t)(r % 16u) - 4;
+                memcpy(b + size * j, &v, size); /* little-endian: the low word for int32 */
+            }
         } else {
             for (j = 0; j < info.bytes; ++j) {
                 b[j] = (uint8_t)next_random(&seed);
@@ -220,12 +229,14 @@ static void outputs_equal(const io_set *io, const uint8_t *expected, size_t tota
     free(got);
 }
 
-/* A run's failure in an op on its data: TGR_ERR_EXEC, "op N (Name): why". */
+/* A run's failure on its data, TGR_ERR_EXEC: in an op ("op N (Name): why"), or an int64 input
+ * value outside the int32 range it is stored in ("input N holds ..."). */
 static int is_op_fault(const char *message)
 {
     unsigned op;
     char name[64];
-    return sscanf(message, "op %u (%63[A-Za-z0-9]): ", &op, name) == 2;
+    return sscanf(message, "op %u (%63[A-Za-z0-9]): ", &op, name) == 2 ||
+           sscanf(message, "input %u holds an int64 value%63[^\n]", &op, name) == 2;
 }
 
 /* ---- the host shim ------------------------------------------------------------------------- */

@@ -219,8 +219,8 @@ def test_arg_extreme(op: str, shape, axis: int, keepdims: int, budget: str, work
 
 
 def test_int32_outside_arg_outputs_is_refused(work: Path, lib: Path) -> None:
-    """int32 tensors pass the loader only as model outputs, and only an ArgMax/ArgMin may write
-    one: the same plan with the op turned into a ReduceMax is refused, as by the reference."""
+    """int32 tensors hold indices, and of the reductions only an ArgMax/ArgMin may write one:
+    the same plan with the op turned into a ReduceMax is refused, as by the reference."""
     from runtime.plantools import PlanView
 
     plan = fixture_plan("arg_max", work)
@@ -229,4 +229,4 @@ def test_int32_outside_arg_outputs_is_refused(work: Path, lib: Path) -> None:
     edited = work / "arg_max_as_reduce_max.tgrs"
     edited.write_bytes(view.set_op(op, "op_type", OPCODE["ReduceMax"]))
     message = assert_refused(edited, lib, "ReduceMax", reference_refuses=True)
-    assert "int32 only as ArgMax/ArgMin outputs" in message
+    assert "operand dtypes this runtime does not execute (int32 only as indices" in message

@@ -259,7 +259,7 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
             return st;
         }
         if (inputs != NULL && !convert_in(p, t, (const uint8_t *)inputs[i], (int8_t *)s->tensor_ptr[t])) {
-            return tgr_fail(err, TGR_ERR_ARGUMENT, "input %u holds an int64 value outside the int32 range it is "
+            return tgr_fail(err, TGR_ERR_EXEC, "input %u holds an int64 value outside the int32 range it is "
                             "stored in", i);
         }
     }

@@ -195,8 +195,9 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
         *why = TGR_TEXT("its path depends on an execution path that is not built into this firmware");
         return PATH_REFUSED;
     }
-    if (path != TGR_PATH_NORMAL && path != PATH_SKIP && path != PATH_REFUSED && unit_reads_int32(p, stage)) {
-        /* The banded paths size and copy regions one byte per element. */
+    if (path != TGR_PATH_NORMAL && path != PATH_SKIP && unit_reads_int32(p, stage)) {
+        /* The banded paths size and copy regions one byte per element, and read index tensors
+         * in bands where a gather needs them whole. */
         *why = TGR_TEXT("int32 values (run-time indices) run only on the normal path, not in tiles or bands");
         return PATH_REFUSED;
     }

@@ -470,8 +470,9 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "constant table, DynamicUpdateSlice starts, and the Add/Sub/Mul (wrapping) and comparisons that compute "
         "them, handed over as int32 or, at an ONNX interface, int64 (narrowed; a value outside int32 fails the "
         "run). An index outside its axis fails that run, naming the op. Stages reading int32 values run on the "
-        "normal path only: a plan that bands or stripes them is refused at load. Float tensors inside an int8 "
-        "plan (DetectionPostProcess outputs) are refused at load.",
+        "normal and rows paths (run-time indices read whole, a table's lookups banded); a plan that stripes "
+        "them is refused at load. Float tensors inside an int8 plan (DetectionPostProcess outputs) are "
+        "refused at load.",
         "",
         "Paths per operator: `tiled` (row stripes), `tiled_2d` and `chain` need a spatial tiling mode "
         "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, and TILING_ALONE ops, alone in their stage, take "

@@ -58,9 +58,6 @@ EXPECTED_REFUSALS: dict[str, str] = {
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the
 #: fixtures of EXPECTED_REFUSALS, which must be refused for the same reason at any budget)
 EXPECTED_TIGHT_REFUSALS: dict[str, str] = {
-    # run-time indices in a banded or striped stage (tigris-ml bands these below the 256K peak)
-    **{n: "int32 values (run-time indices) run only on the normal path" for n in (
-        "dynamic_update_slice_runtime", "embedding_table", "gather_nd_runtime", "gather_nd_table", "gather_runtime")},
 }
 
 #: (fixture, variant) -> what differs from the reference; strict xfail

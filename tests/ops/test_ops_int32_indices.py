@@ -175,3 +175,34 @@ def test_int64_indices_are_narrowed_or_fail_the_run(work: Path, lib: Path) -> No
                       "i": np.array(values, np.int64)})
     runs, failures = _assert_same_outcomes(plan, lib, feeds, "Gather")
     assert (runs, failures) == (2, 4)
+
+
+@pytest.mark.parametrize("fixture, budget, low, high", [
+    ("gather_runtime", "176", -1, 7), ("gather_nd_runtime", "176", -1, 7),
+    ("dynamic_update_slice_runtime", "192", -9, 9), ("embedding_table", "256", -33, 33),
+    ("gather_nd_table", "512", -7, 7)])
+def test_banded_index_stages_match_the_reference(fixture: str, budget: str, low: int, high: int, work: Path,
+                                                 lib: Path) -> None:
+    """Below the 256K peak tigris-ml bands these stages: the data and output in row bands with
+    run-time indices read whole from slow memory, or a table's lookups banded with their
+    output. Both runtimes take the rows path; outcomes agree on indices inside and outside."""
+    from models_data import reference_paths, sdist_ops_dir
+    from runtime.oracle import open_session
+
+    fixture_plan(fixture, work)  # skips, or fails under CI, without the sdist
+    plan = compile_model(sdist_ops_dir() / f"{fixture}.tflite", work / f"{fixture}_{budget}.tgrs", budget)
+    assert "rows" in reference_paths(plan)
+    with open_session(plan, None) as reference:
+        (index_spec,) = [s for s in reference.inputs if np.dtype(s["dtype"]) == np.int32]
+    rng = np.random.default_rng(7)
+    values = [np.zeros(index_spec["shape"], np.int32)]
+    values += [rng.integers(low, high, size=index_spec["shape"]).astype(np.int32) for _ in range(10)]
+    runs, failures = _assert_same_outcomes(plan, lib, _feeds(plan, values), "Gather" if "nd" not in fixture
+                                           else "GatherND")
+    assert runs >= 1
+    from runtime.oracle import _traced_run
+
+    with open_session(plan, lib) as ours:
+        paths = {e["path"] for e in _traced_run(ours, _feeds(plan, values[:1])[0]).events
+                 if e["kind"] == "stage_begin"}
+    assert "rows" in paths

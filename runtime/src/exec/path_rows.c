@@ -91,6 +91,9 @@ static int lone_free_axis_op(const tgr_plan *p, uint32_t stage)
  * everything else bands the same axis of every tensor. */
 static uint32_t tensor_axis(const tgr_plan *p, uint32_t o, uint32_t t, uint32_t axis)
 {
+    if (tgr_index_table_op(p, o)) {
+        return axis; /* the index axes lead the output */
+    }
     if (tgr_index_bandable_op(op_type(p, o)) && axis + 1u == tensor_ndim(p, op_input(p, o, 0))) {
         return tensor_ndim(p, t) - 1u;
     }
@@ -171,7 +174,8 @@ static uint32_t extent_product(const tgr_plan *p, uint32_t t, uint32_t from, uin
 static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t rows, uint32_t outer)
 {
     uint32_t rank = tensor_ndim(p, op_input(p, o, 0));
-    int other_ranks = drops_axis(p, o) || (tgr_index_bandable_op(op_type(p, o)) && axis + 1u == rank);
+    int other_ranks = drops_axis(p, o) || tgr_index_table_op(p, o) ||
+                      (tgr_index_bandable_op(op_type(p, o)) && axis + 1u == rank);
     uint32_t k;
     if (rows <= 1 || axis >= rank || band_axis_problem(p, o, axis) != NULL) {
         return 0;
@@ -179,6 +183,9 @@ static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t 
     for (k = 0; k < op_num_inputs(p, o) + op_num_outputs(p, o); ++k) {
         uint32_t t = k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, k - op_num_inputs(p, o));
         uint32_t along = tensor_axis(p, o, t, axis);
+        if (k < op_num_inputs(p, o) && tgr_index_operand(p, o, k)) {
+            continue; /* read whole */
+        }
         if ((tensor_ndim(p, t) != rank && !other_ranks) || along >= tensor_ndim(p, t) ||
             tensor_dim(p, t, along) != rows || (outer != 0u && extent_product(p, t, 0u, along) != outer)) {
             return 0;
@@ -244,17 +251,26 @@ static int indexing_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int
     uint32_t rank = tensor_ndim(p, in);
     uint32_t k, leading = tgr_band_axis(p, in);
     int matrices = rank >= 2u;
+    int run_time_indices = tgr_index_table_op(p, o); /* a table lookup reads no data tensor to stripe */
     for (k = 0; k < op_num_inputs(p, o) + 1u; ++k) {
+        if (k < op_num_inputs(p, o) && tgr_index_operand(p, o, k)) {
+            run_time_indices = 1; /* read whole */
+            continue;
+        }
         matrices &= matrix_view(p, k < op_num_inputs(p, o) ? op_input(p, o, k) : op_output(p, o, 0));
     }
     /* The matrix rows and the height keep their batch (the product of the axes before them),
-     * the leading axis has none before it, the last axis may have any. */
+     * the leading axis has none before it, the last axis may have any. With run-time indices
+     * the height is a row band too: such an op does not stripe. */
     if (matrices &&
         op_bands_along(p, o, rank - 2u, tensor_dim(p, in, rank - 2u), extent_product(p, in, 0u, rank - 2u))) {
         *axis = rank - 2u;
     } else if ((rank == 3u || rank == 4u) &&
                op_bands_along(p, o, 1u, tensor_dim(p, in, 1), (uint32_t)tensor_dim(p, in, 0))) {
-        return 0;
+        if (!run_time_indices) {
+            return 0;
+        }
+        *axis = 1u;
     } else if (rank > 0u && op_bands_along(p, o, leading, tensor_dim(p, in, leading), 1u)) {
         *axis = leading;
     } else if (rank > 0u && op_bands_along(p, o, rank - 1u, tensor_dim(p, in, rank - 1u), 0u)) {
@@ -336,12 +352,16 @@ static void stage_band(const tgr_plan *p, uint32_t stage, uint32_t *axis, int32_
 }
 
 /* Operands read whole, in place from slow memory, and counted at full size when the band is
- * sized: MatMul's second operand, and an operand that broadcasts along the band axis. */
+ * sized: MatMul's second operand, run-time indices and starts, and an operand that broadcasts
+ * along the band axis. */
 static int whole_operand(const tgr_plan *p, uint32_t o, uint32_t k, uint32_t axis, int32_t rows)
 {
     uint32_t t = op_input(p, o, k);
     if (op_type(p, o) == OP_MATMUL) {
         return k == 1u;
+    }
+    if (tgr_index_operand(p, o, k)) {
+        return 1;
     }
     return rows > 1 && axis < tensor_ndim(p, t) && tensor_dim(p, t, axis) == 1 &&
            tgr_op_tiling(op_type(p, o)) == TILING_POINTWISE;
@@ -846,7 +866,11 @@ static int transpose_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const
 {
     uint32_t prefix, rows, cols, block;
     (void)last; /* one stage */
-    (void)why;
+    if (tensor_dtype(p, stage_input(p, stage, 0)) == DT_INT32) {
+        /* its gathers and scatters move single bytes; int32 values run whole or in row bands */
+        *why = TGR_TEXT("int32 values (run-time indices) run only on the normal and rows paths");
+        return 0;
+    }
     return transpose_shape(p, stage, &prefix, &rows, &cols, &block);
 }
 

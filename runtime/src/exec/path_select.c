@@ -167,25 +167,6 @@ static uint32_t select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, c
     return TGR_PATH_NORMAL;
 }
 
-/* Whether an op of the unit starting at `stage` reads int32 values (run-time indices, their
- * arithmetic). */
-static int unit_reads_int32(const tgr_plan *p, uint32_t stage)
-{
-    uint32_t last = stage_chain_id(p, stage) == stage ? stage + stage_chain_len(p, stage) - 1u : stage;
-    uint32_t s, i, k;
-    for (s = stage; s <= last; ++s) {
-        for (i = 0; i < stage_ops_count(p, s); ++i) {
-            uint32_t o = stage_op(p, s, i);
-            for (k = 0; k < op_num_inputs(p, o); ++k) {
-                if (tensor_dtype(p, op_input(p, o, k)) == DT_INT32) {
-                    return 1;
-                }
-            }
-        }
-    }
-    return 0;
-}
-
 uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, const char **why, uint32_t *seen)
 {
     path_query q = {0u, 0};
@@ -193,12 +174,6 @@ uint32_t tgr_select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, cons
     *seen |= q.seen | (path < 32u ? 1u << path : 0u);
     if (q.unknown) {
         *why = TGR_TEXT("its path depends on an execution path that is not built into this firmware");
-        return PATH_REFUSED;
-    }
-    if (path != TGR_PATH_NORMAL && path != PATH_SKIP && unit_reads_int32(p, stage)) {
-        /* The banded paths size and copy regions one byte per element, and read index tensors
-         * in bands where a gather needs them whole. */
-        *why = TGR_TEXT("int32 values (run-time indices) run only on the normal path, not in tiles or bands");
         return PATH_REFUSED;
     }
     return path;

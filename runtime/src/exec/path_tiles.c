@@ -574,6 +574,11 @@ static int stripes_fit(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
             return 0;
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
+            if (tensor_dtype(p, op_input(p, o, k)) == DT_INT32) {
+                /* stripes size and copy one byte per element */
+                *why = TGR_TEXT("int32 values (run-time indices) run only on the normal and rows paths");
+                return 0;
+            }
             if (!stripe_tensor(p, o, op_input(p, o, k))) {
                 *why = TGR_TEXT("tiled stages need channels-last tensors of batch 1");
                 return 0;

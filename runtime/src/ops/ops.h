@@ -131,6 +131,12 @@ int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows);
 /* Indexing ops that run in bands along an axis they map onto itself (ops_index.c): Gather,
  * GatherND, StridedSlice, MirrorPad, ReverseV2, DynamicUpdateSlice. */
 int tgr_index_bandable_op(uint32_t opcode);
+/* Whether input k of indexing op o holds run-time indices or starts (int32): a band reads it
+ * whole, in place. */
+int tgr_index_operand(const tgr_plan *p, uint32_t o, uint32_t k);
+/* Whether op o is a Gather/GatherND into a constant table: its only input, the indices, and its
+ * output share their leading axes, which a band cuts alike. */
+int tgr_index_table_op(const tgr_plan *p, uint32_t o);
 /* Why indexing op o (ops_index.c) cannot run in row bands along `axis`, or NULL. */
 const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis);
 

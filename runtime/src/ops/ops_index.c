@@ -363,8 +363,15 @@ static uint32_t run_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor
     shape.inner = product(g.dims, axis + 1u, g.rank);
     shape.count = 1u;
     shape.from_end = g.data == NONE16;
-    for (k = 3u + batch; k < n; ++k) {
-        shape.count *= (uint32_t)movement_int(m, k);
+    if (g.data == NONE16) {
+        /* A table's lookups run in bands of the indices (their extents from the region). */
+        int32_t index_dims[TGR_MAX_RANK];
+        tgr_band_dims(p, g.indices, region, index_dims);
+        shape.count = product(index_dims, 0u, tensor_ndim(p, g.indices));
+    } else {
+        for (k = 3u + batch; k < n; ++k) {
+            shape.count *= (uint32_t)movement_int(m, k);
+        }
     }
     return tgr_gather_s8(&shape, indices, data, (int8_t *)tensor_ptr[op_output(p, o, 0)]) ? TGR_FAULT_NONE
                                                                                           : TGR_FAULT_INDEX_RANGE;
@@ -418,8 +425,15 @@ static uint32_t run_gather_nd(const tgr_plan *p, uint32_t o, uint8_t *const *ten
     if (g.data != NONE16) {
         tgr_band_dims(p, g.data, region, g.dims);
     }
-    for (k = 1u; k + 1u < n; ++k) {
-        count *= (uint32_t)movement_int(m, k);
+    if (g.data == NONE16) {
+        /* A table's lookups run in bands of the index tuples (their extents from the region). */
+        int32_t index_dims[TGR_MAX_RANK];
+        tgr_band_dims(p, g.indices, region, index_dims);
+        count = product(index_dims, 0u, tensor_ndim(p, g.indices) - 1u);
+    } else {
+        for (k = 1u; k + 1u < n; ++k) {
+            count *= (uint32_t)movement_int(m, k);
+        }
     }
     return tgr_gather_nd_s8(count, depth, g.dims, indices, product(g.dims, depth, g.rank), g.data == NONE16, data,
                             (int8_t *)tensor_ptr[op_output(p, o, 0)])
@@ -494,12 +508,40 @@ int tgr_index_bandable_op(uint32_t opcode)
     return (opcode >= OP_GATHER && opcode <= OP_REVERSE) || opcode == OP_UPDATE_SLICE;
 }
 
+int tgr_index_operand(const tgr_plan *p, uint32_t o, uint32_t k)
+{
+    switch (op_type(p, o)) {
+    case OP_GATHER:
+    case OP_GATHER_ND:
+        return k == 1u && op_num_inputs(p, o) == 2u;
+    case OP_UPDATE_SLICE:
+        return k == 2u;
+    default:
+        return 0;
+    }
+}
+
+int tgr_index_table_op(const tgr_plan *p, uint32_t o)
+{
+    return (op_type(p, o) == OP_GATHER || op_type(p, o) == OP_GATHER_ND) &&
+           tgr_attr_find(p, o, ATTR_TABLE_SHAPE, NULL) != NULL;
+}
+
 const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
 {
     uint32_t in = op_input(p, o, 0);
     uint32_t n;
     const uint8_t *m = movement(p, o, &n);
     int gathers = op_type(p, o) == OP_GATHER || op_type(p, o) == OP_GATHER_ND;
+    if (tgr_index_table_op(p, o)) {
+        /* Lookups into a table (gathered along its first axis): the index axes lead the output,
+         * GatherND's last index axis (the tuple) excepted. */
+        const int nd = op_type(p, o) == OP_GATHER_ND;
+        return m != NULL && (nd || (n >= 2u && movement_int(m, 0) == 0 && movement_int(m, 1) == 0)) &&
+                       axis + (nd ? 1u : 0u) < tensor_ndim(p, in)
+                   ? NULL
+                   : "a table lookup can be banded only along its index axes";
+    }
     /* A band keeps its axis index where input and output have the same axes; a gather that
      * changes the rank is banded along the last axis of each (path_rows.c). */
     if (m == NULL || axis >= tensor_ndim(p, in) ||
@@ -526,11 +568,16 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
     case OP_GATHER_ND: /* the index tuples address the leading `depth` axes */
         return axis >= (uint32_t)movement_int(m, n - 1u) ? NULL
                                                          : "a GatherND cannot be banded along an axis it indexes";
-    case OP_UPDATE_SLICE:
-        return n == 2u * tensor_ndim(p, in) && movement_int(m, axis) == 0 &&
-                       movement_int(m, tensor_ndim(p, in) + axis) == tensor_dim(p, in, axis)
+    case OP_UPDATE_SLICE: {
+        /* MOVEMENT: constant starts then the update shape, or the update shape alone (run-time
+         * starts, clamped to 0 on an axis the update covers). */
+        const uint32_t rank = tensor_ndim(p, in);
+        const uint32_t shape_at = n == 2u * rank ? rank : 0u;
+        return (n == 2u * rank || n == rank) && (shape_at == 0u || movement_int(m, axis) == 0) &&
+                       movement_int(m, shape_at + axis) == tensor_dim(p, in, axis)
                    ? NULL
                    : "a DynamicUpdateSlice cannot be banded along an axis its update does not cover";
+    }
     default:
         return TGR_TEXT("an op of this kind cannot run in row bands");
     }

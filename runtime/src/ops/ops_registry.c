@@ -11,80 +11,82 @@ int tgr_op_in_full_runtime(uint32_t opcode)
     return opcode < 8u * sizeof tgr_full_runtime_ops && (tgr_full_runtime_ops[opcode / 8u] >> (opcode % 8u)) & 1u;
 }
 
-/* Whether inputs [first, end) of op o (end capped at its count) all have `dtype`. */
-static int inputs_are(const tgr_plan *p, uint32_t o, uint32_t first, uint32_t end, uint32_t dtype)
-{
-    uint32_t k;
-    for (k = first; k < end && k < op_num_inputs(p, o); ++k) {
-        if (tensor_dtype(p, op_input(p, o, k)) != dtype) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int outputs_are(const tgr_plan *p, uint32_t o, uint32_t dtype)
-{
-    uint32_t k;
-    for (k = 0; k < op_num_outputs(p, o); ++k) {
-        if (tensor_dtype(p, op_output(p, o, k)) != dtype) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* The dtypes each op reads and writes. Everything is int8 but indices, conditions and logic:
  * ArgMax/ArgMin write int32; Gather/GatherND read an int32 index tensor (after the int8 data, or
  * alone with a constant table) and DynamicUpdateSlice int32 starts (its third input); Add, Sub
  * and Mul compute on int32 (every operand int32, the index arithmetic of a graph) and the
  * comparisons compare int32 or int8 into bool; And/Or/Not/ReduceAll read and write bool, Cast
  * reads bool, Where reads a bool condition; Reshape/Flatten/Transpose move bool or int32 values
- * like int8 codes. */
+ * like int8 codes. Inputs before `tail_from` take `lead`, the others `tail`. */
 static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
 {
     const uint32_t n = op_num_inputs(p, o);
     const uint32_t first = n > 0u ? tensor_dtype(p, op_input(p, o, 0)) : DT_INT8;
     const uint32_t numeric = first == DT_INT32 ? DT_INT32 : DT_INT8;
+    uint32_t lead = DT_INT8, tail = DT_INT8, out = DT_INT8, tail_from = 1u, k;
     switch (op_type(p, o)) {
     case OP_ARG_MAX:
     case OP_ARG_MIN:
-        return inputs_are(p, o, 0u, n, DT_INT8) && outputs_are(p, o, DT_INT32);
+        out = DT_INT32;
+        break;
     case OP_GATHER:
     case OP_GATHER_ND:
-        return (n == 1u ? inputs_are(p, o, 0u, 1u, numeric)
-                        : inputs_are(p, o, 0u, 1u, DT_INT8) && inputs_are(p, o, 1u, n, DT_INT32)) &&
-               outputs_are(p, o, DT_INT8);
+        lead = n == 1u ? numeric : DT_INT8;
+        tail = DT_INT32;
+        break;
     case OP_UPDATE_SLICE:
-        return inputs_are(p, o, 0u, 2u, DT_INT8) && inputs_are(p, o, 2u, n, DT_INT32) && outputs_are(p, o, DT_INT8);
+        tail = DT_INT32;
+        tail_from = 2u;
+        break;
     case OP_ADD:
     case OP_SUB:
     case OP_MUL:
-        return inputs_are(p, o, 0u, n, numeric) && outputs_are(p, o, numeric);
+        lead = tail = out = numeric;
+        break;
     case OP_EQUAL:
     case OP_LESS:
     case OP_LESS_EQUAL:
     case OP_GREATER:
     case OP_GREATER_EQUAL:
-        return inputs_are(p, o, 0u, n, numeric) && outputs_are(p, o, DT_BOOL);
+        lead = tail = numeric;
+        out = DT_BOOL;
+        break;
     case OP_AND:
     case OP_OR:
     case OP_NOT:
     case OP_REDUCE_ALL:
-        return inputs_are(p, o, 0u, n, DT_BOOL) && outputs_are(p, o, DT_BOOL);
+        lead = tail = out = DT_BOOL;
+        break;
     case OP_CAST:
-        return inputs_are(p, o, 0u, n, DT_BOOL) && outputs_are(p, o, DT_INT8);
+        lead = tail = DT_BOOL;
+        break;
     case OP_WHERE:
-        return n == 3u && inputs_are(p, o, 0u, 1u, DT_BOOL) && inputs_are(p, o, 1u, 3u, DT_INT8) &&
-               op_num_outputs(p, o) == 1u && outputs_are(p, o, DT_INT8);
+        if (n != 3u || op_num_outputs(p, o) != 1u) {
+            return 0;
+        }
+        lead = DT_BOOL;
+        break;
     case OP_RESHAPE:
     case OP_FLATTEN:
     case OP_TRANSPOSE:
-        return (first == DT_BOOL || first == DT_INT32 || first == DT_INT8) && inputs_are(p, o, 0u, n, first) &&
-               outputs_are(p, o, first);
+        if (first == DT_BOOL || first == DT_INT32) {
+            lead = tail = out = first;
+        }
+        break;
     default:
-        return inputs_are(p, o, 0u, n, DT_INT8) && outputs_are(p, o, DT_INT8);
+        break;
     }
+    for (k = 0; k < n; ++k) {
+        if (tensor_dtype(p, op_input(p, o, k)) != (k < tail_from ? lead : tail)) {
+            return 0;
+        }
+    }
+    for (k = 0; k < op_num_outputs(p, o); ++k) {
+        if (tensor_dtype(p, op_output(p, o, k)) != out) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)

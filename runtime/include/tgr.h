@@ -100,6 +100,8 @@ typedef struct tgr_plan {
     const uint8_t *block_blobs;
     uint32_t block_blobs_len;
     uint32_t weight_reserve;      /* fast bytes reserved for decompressed weight blocks */
+    const uint8_t *graphs;        /* SEC_SUBGRAPHS entries (schema 10 control flow), or NULL */
+    uint16_t num_graphs;          /* 0 without control flow: every stage is the main graph's */
 } tgr_plan;
 
 /* One interface tensor as the caller sees it: interface dtype, storage-order extents. */

@@ -268,6 +268,11 @@ def _size_check(target, source, env):
                   f"tigris budget: {params['model']}  ({size.elf}, plan {source[1].get_path()}, static)")
 
 
+#: The runtime's one recursion: a control stage's unit (If/While) runs the units of its graphs
+#: through the same unit runner, one level deep (the loader refuses control flow inside them).
+RECURSION_BOUNDS = {"tgr_run_unit": 2}
+
+
 @_action
 def _stack_analysis(target, source, env):
     """Probe ELF + the ``.su`` files of its objects -> static worst-case stack and the reservation
@@ -285,7 +290,7 @@ def _stack_analysis(target, source, env):
     else:
         su_files = [Path(n.get_abspath()).with_suffix(".su") for n in source[1:-1]]
         report = analyse_stack(source[0].get_abspath(), [p for p in su_files if p.is_file()],
-                               objdump=env.subst("$TIGRISBUILD_OBJDUMP"))
+                               objdump=env.subst("$TIGRISBUILD_OBJDUMP"), recursion_bounds=RECURSION_BOUNDS)
         reserved = params["stack"] if params["stack"] is not None else reserve_for(report.worst_bytes)
         document = report.to_dict() | {"reserved_bytes": reserved, "auto": params["stack"] is None,
                                        "elf": source[0].get_path()}

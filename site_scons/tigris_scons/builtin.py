@@ -37,7 +37,7 @@ UNITS: dict[str, str] = {"ops_built_in": "ops", "paths_built_in": "exec", "weigh
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _OP_IMPL = re.compile(r"^[ \t]*TGR_OP_(?:IMPL|FALLIBLE)\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
-_OP_REFUSED = re.compile(r"^[ \t]*TGR_OP_REFUSED\([ \t]*(OP_\w+)[ \t]*,", re.M)
+_OP_REFUSED = re.compile(r"^[ \t]*TGR_OP_(?:REFUSED|CONTROL)\([ \t]*(OP_\w+)[ \t]*,", re.M)
 _OP_METHODS = re.compile(r"^[ \t]*TGR_OP_METHODS\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
 _OP_METHOD = re.compile(r"^[ \t]*TGR_OP_METHOD\([ \t]*(OP_\w+)[ \t]*,[ \t]*(METHOD_\w+)[ \t]*,", re.M)
 _PATH_IMPL = re.compile(r"^[ \t]*TGR_PATH_(IMPL|RUNNER)\([ \t]*(TGR_PATH_\w+)[ \t]*,", re.M)

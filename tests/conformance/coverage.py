@@ -116,6 +116,8 @@ class TableEntry:
 _IMPL = re.compile(r"^[ \t]*TGR_OP_(?:IMPL|FALLIBLE|METHODS)\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(TILING_[A-Z0-9_]+(?:[ \t]*\|[ \t]*TILING_[A-Z0-9_]+)*)"
                    r"[ \t]*,[ \t]*(\w+)[ \t]*,[ \t]*(\w+)[ \t]*\)[ \t]*;", re.M)
 _REFUSED = re.compile(r"^[ \t]*TGR_OP_REFUSED\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(\w+)[ \t]*\)[ \t]*;", re.M)
+#: If/While: a load-time check here, run by the executor's control path
+_CONTROL_OP = re.compile(r"^[ \t]*TGR_OP_CONTROL\([ \t]*(OP_[A-Z0-9_]+)[ \t]*,[ \t]*(\w+)[ \t]*\)[ \t]*;", re.M)
 
 
 @functools.cache
@@ -137,8 +139,10 @@ def family_tables() -> dict[int, TableEntry]:
             add(path, TableEntry(_opcode(row.group(1)), path.name, tiling, row.group(3), row.group(4)))
         for row in _REFUSED.finditer(text):
             add(path, TableEntry(_opcode(row.group(1)), path.name, 0, row.group(2), "NULL"))
-        uses = len(re.findall(r"\bTGR_OP_(?:IMPL|FALLIBLE|METHODS|REFUSED)\(", text))
-        if uses != len(_IMPL.findall(text)) + len(_REFUSED.findall(text)):
+        for row in _CONTROL_OP.finditer(text):
+            add(path, TableEntry(_opcode(row.group(1)), path.name, 0, row.group(2), "control path"))
+        uses = len(re.findall(r"\bTGR_OP_(?:IMPL|FALLIBLE|METHODS|REFUSED|CONTROL)\(", text))
+        if uses != len(_IMPL.findall(text)) + len(_REFUSED.findall(text)) + len(_CONTROL_OP.findall(text)):
             raise ValueError(f"{path.name}: a TGR_OP_IMPL/TGR_OP_REFUSED this parser cannot read")
     if not entries:
         raise ValueError(f"no TGR_OP_IMPL definitions under {OPS}")
@@ -185,6 +189,8 @@ def op_paths(opcode: int) -> tuple[str, ...]:
     entry = family_tables().get(opcode)
     if entry is None or entry.refuses:
         return ()
+    if entry.run == "control path":
+        return ("control",)
     paths = {"normal"}
     one_d_only = entry.tiling & TILING_SPATIAL and entry.tiling & TILING_ALONE
     if entry.tiling & TILING_SPATIAL == TILING_RESAMPLE or one_d_only:
@@ -232,7 +238,7 @@ SUPPORTED = "supported"
 NOT_REPRODUCED = "refused: arithmetic not reproduced exactly"
 LIKE_REFERENCE = "refused like the reference"
 FLOAT_ONLY = "refused: float only"
-STATEFUL = "refused: state / control flow"
+STATEFUL = "refused: state variables"
 NOT_INT8 = "refused: operands not int8"
 NOT_IMPLEMENTED = "refused: not implemented"
 
@@ -263,7 +269,7 @@ STATUS_NOTES = {
                     "folds it into other ops",
     FLOAT_ONLY: "the reference has no int8 kernel, so it only occurs in float plans, which this runtime refuses by "
                 "design",
-    STATEFUL: "needs state variables or control-flow subgraphs, which this runtime refuses at load",
+    STATEFUL: "needs state variables (LSTM, SVDF), which this runtime refuses at load",
     NOT_INT8: "reads or writes runtime tensors this runtime does not hold (it holds int8, bool around "
               "comparisons and logic, and int32 indices: see above)",
     NOT_IMPLEMENTED: "an int8 op of the reference with no implementation here; refused by name at load",
@@ -456,9 +462,11 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "",
         f"* Plan schema versions read: {_ranges(versions)} (a plan whose header names another version is refused "
         "as `unsupported plan version`; probed by patching the version field of a fixture plan).",
-        f"* Execution paths the executor selects: {', '.join(f'`{p}`' for p in executor_paths())}. "
-        + ("" if "control" in executor_paths() else "`control` (state variables, `If`/`While` subgraphs) is "
-           "never taken: such plans are refused at load."),
+        f"* Execution paths the executor selects: {', '.join(f'`{p}`' for p in executor_paths())}"
+        + (" (`control`: `If`/`While` running their subgraphs, one level deep; docs/execution.md#control-flow). "
+           "State variables (schema 10 SEC_STATE: LSTM, SVDF) are refused at load."
+           if "control" in executor_paths() else ". `control` (`If`/`While` subgraphs) is never taken: such plans "
+           "are refused at load."),
         "* LZ4-compressed weight blocks (`tigris compile -c lz4`): "
         + (f"supported (fixture `{lz4[0]}` compiled with `-c lz4` loads; runs are compared in "
            "`tests/runtime/test_differential.py` and `tests/ops/test_ops_activation.py`)." if lz4[1] is None

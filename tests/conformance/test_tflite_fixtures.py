@@ -46,13 +46,13 @@ SDIST_FIXTURE_COUNT = 343
 #: fixture -> why tigris-ml 0.12.1 writes no plan for it at 256K
 COMPILER_REFUSALS: dict[str, str] = {}
 
-_DTYPE_FLOAT = "has dtype 1; this runtime executes int8, int32 index and bool tensors only"  # float outputs
-_STATE = "state variables and control-flow subgraphs are not supported"
+_DTYPE_FLOAT = "float32 model inputs and outputs of an int8 plan"  # DetectionPostProcess results
+_STATE = "state variables are not supported"
 
 #: int8 fixture plan (256K) -> substring of our loader's refusal
 EXPECTED_REFUSALS: dict[str, str] = {
     "detection_fast": _DTYPE_FLOAT, "detection_regular": _DTYPE_FLOAT,
-    **{n: _STATE for n in ("if_conv", "lstm", "lstm_time_major_clip", "svdf", "svdf_batch", "while_conv")},
+    **{n: _STATE for n in ("lstm", "lstm_time_major_clip", "svdf", "svdf_batch")},
 }
 
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the
@@ -275,8 +275,7 @@ def test_fixture(name: str, lib: Path, record_outcome) -> None:
         message = coverage.load_message(plan, lib)
         assert message is not None, f"{name}: our loader accepts a float plan"
         info = coverage.plan_info(plan)
-        stateful = bool(info["state"]["entries"] or info["subgraphs"])
-        expected = "control-flow subgraphs" if stateful else "float32"
+        expected = "state variables" if info["state"]["entries"] else "float32"
         assert expected in message, f"{name}: float plan refused without naming {expected!r}: {message!r}"
         record_outcome("256K", "float plan, refused by us", message)
         return

@@ -57,12 +57,18 @@ def sources(tree: Path = REPO) -> list[Path]:
             [tree / "runtime" / "host" / "tigris_host.c", HERE / "fuzz_plan.c"])
 
 
+#: While rounds before a run fails: few, so a mutated plan whose loop never stops cannot hang the
+#: fuzzer (the runtime's default is 2^32 - 1, as the reference bounds no loop).
+MAX_WHILE_ROUNDS = 4096
+
+
 def build_command(cc: str, output: Path, flags: list[str], tree: Path = REPO) -> list[str]:
     """Compile line for the fuzz target (or, with other flags, the replay driver) from the
     runtime sources under ``tree`` (the repository, or a snapshot of it)."""
     includes = [*runtime_tree.include_dirs(tree / "runtime"), tree / "runtime" / "host"]
     return [cc, "-std=c99", "-Wall", "-Wextra", *flags, *(f"-I{d}" for d in includes),
-            "-DTGR_TENSOR_ALIGN=32u", *map(str, sources(tree)), "-lm", "-o", str(output)]
+            "-DTGR_TENSOR_ALIGN=32u", f"-DTGR_MAX_WHILE_ROUNDS={MAX_WHILE_ROUNDS}u", *map(str, sources(tree)), "-lm",
+            "-o", str(output)]
 
 
 def build(clang: str = "clang", force: bool = False, tree: Path = REPO) -> Path:

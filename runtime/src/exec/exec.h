@@ -40,6 +40,15 @@ tgr_status tgr_place_slow(tgr_session *s, uint32_t t, uint32_t stage, tgr_error 
  * an op that fails on the data (TGR_OP_FALLIBLE) stops the run with TGR_ERR_EXEC naming it. */
 tgr_status tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const uint8_t *weights, tgr_error *err);
 
+/* ---- units (executor.c) ---------------------------------------------------------------------- */
+
+/* Run the unit starting at `stage` (selecting its path, with its stage_begin event); `*last` is
+ * its last stage, or PATH_SKIP for a chain member its head ran. The caller then frees what is
+ * dead in slow memory and ends the unit (tgr_end_unit: fast release, stage_end event). The
+ * control path runs its graphs' units this way (one level deep: graphs hold no If/While). */
+tgr_status tgr_run_unit(tgr_session *s, uint32_t stage, uint32_t *last, tgr_error *err);
+void tgr_end_unit(tgr_session *s, uint32_t stage, uint32_t last);
+
 /* ---- the paths ------------------------------------------------------------------------------- */
 
 /* A path's runner runs the unit starting at `stage` (`path` says which, for the runner of

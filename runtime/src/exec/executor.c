@@ -162,10 +162,11 @@ static void convert_out(const tgr_plan *p, uint32_t t, const int8_t *src, uint8_
 
 /* ---- slow memory between stages ------------------------------------------------------------ */
 
+/* Read by a later stage of the main graph (the graphs If/While run keep to their own tensors). */
 static int read_by_later_stage(const tgr_plan *p, uint32_t stage, uint32_t t)
 {
     uint32_t s, i;
-    for (s = stage + 1u; s < p->num_stages; ++s) {
+    for (s = stage + 1u; s < graph_end_stage(p, 0u); ++s) {
         for (i = 0; i < stage_in_count(p, s); ++i) {
             if (stage_input(p, s, i) == t) {
                 return 1;
@@ -213,6 +214,41 @@ static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t last, uint32
     /* The loader and session init selected this path on the same plan and refused one this
      * build does not link, so the runner is there. */
     return tgr_path_run(path, s, stage, limit, weights, err);
+}
+
+tgr_status tgr_run_unit(tgr_session *s, uint32_t stage, uint32_t *last, tgr_error *err)
+{
+    const tgr_plan *p = s->plan;
+    uint32_t limit = tgr_unit_limit(p, stage, s->fast.size, s->fast.floor);
+    const char *why;
+    uint32_t path = tgr_select_path(p, stage, limit, &why, &s->counters.paths);
+    tgr_status st;
+    *last = path == TGR_PATH_CHAIN ? stage + stage_chain_len(p, stage) - 1u : stage;
+    if (path == PATH_SKIP) {
+        *last = PATH_SKIP;
+        return TGR_OK;
+    }
+    if (path == PATH_REFUSED) {
+        return tgr_fail(err, TGR_ERR_EXEC, "stage %u cannot run: %s", stage, why);
+    }
+    st = tgr_check_built_in_path(stage, path, err);
+    if (st != TGR_OK) {
+        return st;
+    }
+    tgr_emit_stage_begin(s, stage, path);
+    tgr_profile_unit(stage, 0);
+    st = run_unit(s, stage, *last, path, limit, err);
+    tgr_profile_unit(stage, 1);
+    return st;
+}
+
+void tgr_end_unit(tgr_session *s, uint32_t stage, uint32_t last)
+{
+    const uint32_t type = op_type(s->plan, stage_op(s->plan, stage, 0));
+    if (type != OP_IF && type != OP_WHILE) { /* a control stage takes no fast memory of its own */
+        tgr_fast_release(s, last);
+    }
+    tgr_emit(s, TGR_EV_STAGE_END, TGR_POOL_NONE, stage, NONE16, NONE16, 0u, 0u, 0u);
 }
 
 /* ---- one inference ------------------------------------------------------------------------- */
@@ -263,31 +299,17 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
                             "stored in", i);
         }
     }
-    for (stage = 0; stage < p->num_stages; ++stage) {
-        uint32_t limit = tgr_unit_limit(p, stage, s->fast.size, s->fast.floor);
-        const char *why;
-        uint32_t path = tgr_select_path(p, stage, limit, &why, &s->counters.paths);
-        uint32_t last = path == TGR_PATH_CHAIN ? stage + stage_chain_len(p, stage) - 1u : stage;
-        if (path == PATH_SKIP) {
+    for (stage = 0; stage < graph_end_stage(p, 0u); ++stage) {
+        uint32_t last;
+        st = tgr_run_unit(s, stage, &last, err);
+        if (st != TGR_OK) {
+            return st;
+        }
+        if (last == PATH_SKIP) {
             continue;
         }
-        if (path == PATH_REFUSED) {
-            return tgr_fail(err, TGR_ERR_EXEC, "stage %u cannot run: %s", stage, why);
-        }
-        st = tgr_check_built_in_path(stage, path, err);
-        if (st != TGR_OK) {
-            return st;
-        }
-        tgr_emit_stage_begin(s, stage, path);
-        tgr_profile_unit(stage, 0);
-        st = run_unit(s, stage, last, path, limit, err);
-        tgr_profile_unit(stage, 1);
-        if (st != TGR_OK) {
-            return st;
-        }
         release_slow(s, last);
-        tgr_fast_release(s, last);
-        tgr_emit(s, TGR_EV_STAGE_END, TGR_POOL_NONE, stage, NONE16, NONE16, 0u, 0u, 0u);
+        tgr_end_unit(s, stage, last);
     }
     for (i = 0; i < num_outputs && outputs != NULL; ++i) {
         uint32_t t = model_io_tensor(p, p->num_inputs + i);

@@ -102,6 +102,10 @@ static uint32_t select_path(const tgr_plan *p, uint32_t stage, uint32_t limit, c
     const char *stripe_why = "";
     int stripes;
     *why = "";
+    if (op_type(p, stage_op(p, stage, 0)) == OP_IF || op_type(p, stage_op(p, stage, 0)) == OP_WHILE) {
+        /* alone in its stage (the op's check) */
+        return fits(q, TGR_PATH_CONTROL, p, stage, stage, why) ? TGR_PATH_CONTROL : PATH_REFUSED;
+    }
     if (stage_chain_id(p, stage) != NONE16) {
         if (stage_chain_id(p, stage) != stage) {
             return PATH_SKIP;

@@ -80,12 +80,17 @@ static uint32_t op_stage(const tgr_plan *p, const tile_unit *u, uint32_t o)
 
 /* Stripes see a channels-last tensor as H x W x C: [1, H, W, C], or [1, L, C] with W = 1. */
 static int32_t width_of(const tgr_plan *p, uint32_t t) { return tensor_ndim(p, t) == 4u ? tensor_dim(p, t, 2) : 1; }
-static int32_t channels_of(const tgr_plan *p, uint32_t t) { return tensor_dim(p, t, tensor_ndim(p, t) - 1u); }
+/* Bytes of one pixel: the channels, 4 bytes each for float32 (the float sections around
+ * If/While), 1 for int8 codes. */
+static int32_t pixel_bytes(const tgr_plan *p, uint32_t t)
+{
+    return tensor_dim(p, t, tensor_ndim(p, t) - 1u) * (tensor_dtype(p, t) == DT_FLOAT ? 4 : 1);
+}
 static int32_t extent(const tgr_plan *p, uint32_t t, int cols) { return cols ? width_of(p, t) : tensor_dim(p, t, 1); }
 
 static uint32_t region_bytes(const tgr_plan *p, uint32_t t, const int32_t *r)
 {
-    return (uint32_t)(r[ROW1] - r[ROW0]) * (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, t);
+    return (uint32_t)(r[ROW1] - r[ROW0]) * (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)pixel_bytes(p, t);
 }
 
 static void clear_unit_regions(const tgr_plan *p, const tile_unit *u, int32_t *region)
@@ -242,7 +247,7 @@ static void copy_rect(uint8_t *dst, uint32_t dst_stride, const uint8_t *src, uin
 static uint32_t offset_in(const tgr_plan *p, uint32_t t, const int32_t *have, int32_t row, int32_t col)
 {
     return ((uint32_t)(row - have[ROW0]) * (uint32_t)(have[COL1] - have[COL0]) + (uint32_t)(col - have[COL0])) *
-           (uint32_t)channels_of(p, t);
+           (uint32_t)pixel_bytes(p, t);
 }
 
 /* ---- the engine ---------------------------------------------------------------------------- */
@@ -289,7 +294,7 @@ static tgr_status roll_and_run(tgr_session *s, const tile_unit *u, uint32_t o, c
     const int32_t r1 = r[ROW1];
     const int32_t kept0 = s->held[2u * y];
     const int32_t kept1 = s->held[2u * y + 1u];
-    const uint32_t row = (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, y);
+    const uint32_t row = (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)pixel_bytes(p, y);
     const uint32_t stage = op_stage(p, u, o);
     uint8_t *const buffer = s->tensor_ptr[y];
     int32_t overlap = 0;
@@ -334,14 +339,14 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
         uint32_t t = stage_input(p, u->first_stage, i);
         const int32_t *r = region + 4u * t;
         uint32_t bytes = region_bytes(p, t, r);
-        uint32_t row_stride = (uint32_t)width_of(p, t) * (uint32_t)channels_of(p, t);
-        uint32_t src = ((uint32_t)r[ROW0] * (uint32_t)width_of(p, t) + (uint32_t)r[COL0]) * (uint32_t)channels_of(p, t);
+        uint32_t row_stride = (uint32_t)width_of(p, t) * (uint32_t)pixel_bytes(p, t);
+        uint32_t src = ((uint32_t)r[ROW0] * (uint32_t)width_of(p, t) + (uint32_t)r[COL0]) * (uint32_t)pixel_bytes(p, t);
         if (!tgr_place_bytes(s, TGR_POOL_FAST, t, bytes, s->fast.size, u->first_stage)) {
             return tgr_fail(err, TGR_ERR_ARENA, "stage %u: tile input does not fit the fast arena", u->first_stage);
         }
-        copy_rect(s->tensor_ptr[t], (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, t),
+        copy_rect(s->tensor_ptr[t], (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)pixel_bytes(p, t),
                   m->in[i].ptr + src, row_stride, r[ROW1] - r[ROW0],
-                  (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)channels_of(p, t));
+                  (uint32_t)(r[COL1] - r[COL0]) * (uint32_t)pixel_bytes(p, t));
         s->counters.load_bytes += bytes;
         tgr_emit_region(s, TGR_EV_LOAD, TGR_POOL_FAST, u->first_stage, t, NONE16,
                         (uint32_t)(s->tensor_ptr[t] - s->fast.base), (uint32_t)(m->in[i].ptr - s->slow.base) + src,
@@ -381,7 +386,7 @@ static tgr_status run_tile(tgr_session *s, const tile_unit *u, const unit_memory
     }
     for (i = 0; i < stage_out_count(p, u->last_stage); ++i) {
         uint32_t t = stage_output(p, u->last_stage, i);
-        uint32_t channels = (uint32_t)channels_of(p, t);
+        uint32_t channels = (uint32_t)pixel_bytes(p, t);
         uint32_t width = (uint32_t)(tile[COL1] - tile[COL0]) * channels;
         uint32_t dst = ((uint32_t)tile[ROW0] * (uint32_t)width_of(p, t) + (uint32_t)tile[COL0]) * channels;
         const int32_t *have = region + 4u * t;

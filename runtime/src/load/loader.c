@@ -401,6 +401,54 @@ static tgr_status bind_attributes(tgr_plan *p, const sections *s, tgr_error *err
     return TGR_OK;
 }
 
+/* ---- control-flow graphs (schema 10) ------------------------------------------------------- */
+
+/* SEC_SUBGRAPHS: u16 count, u16 reserved, then 12-byte entries. Graph 0 is the main graph and
+ * starts at stage 0; each graph is a non-empty stage range right after the one before, and the
+ * ranges cover the stage table. Their input and output lists are index-pool runs of tensors. */
+static tgr_status bind_graphs(tgr_plan *p, const sections *s, tgr_error *err)
+{
+    uint32_t start, len, count, g, next = 0;
+    if (!s->present[SEC_SUBGRAPHS]) {
+        return TGR_OK;
+    }
+    start = s->start[SEC_SUBGRAPHS];
+    len = s->end[SEC_SUBGRAPHS] - start;
+    if (len < 4u || rd_u16(p->data + start + 2u) != 0u) {
+        return tgr_fail(err, TGR_ERR_RANGE, "subgraph table header is invalid");
+    }
+    count = rd_u16(p->data + start);
+    if (count < 2u || 4u + GRAPH_ENTRY_SIZE * count > len) {
+        return tgr_fail(err, TGR_ERR_RANGE, "subgraph table holds %u graphs in %u bytes", count, len);
+    }
+    p->graphs = p->data + start + 4u;
+    p->num_graphs = (uint16_t)count;
+    for (g = 0; g < count; ++g) {
+        uint32_t first = graph_field(p, g, 0), n = graph_field(p, g, 1), side, i;
+        if (first != next || n == 0u || first + n > p->num_stages) {
+            return tgr_fail(err, TGR_ERR_STAGE, "graph %u stage range [%u, %u) is not the next of the stage table", g,
+                            first, first + n);
+        }
+        next = first + n;
+        for (side = 0; side < 2u; ++side) {
+            uint32_t off = graph_field(p, g, 2u + 2u * side), items = graph_field(p, g, 3u + 2u * side);
+            if (off + items > p->index_pool_count) {
+                return tgr_fail(err, TGR_ERR_RANGE, "graph %u tensor list outside the index pool", g);
+            }
+            for (i = 0; i < items; ++i) {
+                if (pool_index(p, off + i) >= p->num_tensors) {
+                    return tgr_fail(err, TGR_ERR_RANGE, "graph %u lists tensor %u of %u", g, pool_index(p, off + i),
+                                    p->num_tensors);
+                }
+            }
+        }
+    }
+    if (next != p->num_stages) {
+        return tgr_fail(err, TGR_ERR_STAGE, "stages %u..%u belong to no graph", next, p->num_stages - 1u);
+    }
+    return TGR_OK;
+}
+
 /* ---- tensors and the model interface ---------------------------------------------------- */
 
 static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
@@ -443,12 +491,18 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
                             t);
         }
         /* Besides int8: int32 (indices and their arithmetic; tgr_check_kernels decides which ops
-         * touch them), handed over as stored or, at an ONNX interface, as int64, and bool bytes
-         * (comparison results, logic). Neither carries quantization. */
-        wide = dtype == DT_INT32 && (iface == 0u || (iface == DT_INT64 && (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))));
+         * touch them), handed over as stored or, at an ONNX interface, as int64; bool bytes
+         * (comparison results, logic); and float32 inside the plan (the float sections around
+         * If/While, between Dequantize and Quantize). None carries quantization. */
+        wide = (dtype == DT_INT32 && (iface == 0u || (iface == DT_INT64 && (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))))) ||
+               (dtype == DT_FLOAT && iface == 0u && !(flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)));
+        if (dtype == DT_FLOAT && !wide) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u: float32 model inputs and outputs of an int8 plan "
+                            "(DetectionPostProcess results) are not supported by this runtime", t);
+        }
         if (dtype != DT_INT8 && !wide && !(dtype == DT_BOOL && iface == 0u)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8, int32 "
-                            "index and bool tensors only", t, dtype);
+                            "index, bool and (inside the plan) float32 tensors only", t, dtype);
         }
         bytes = elements * (wide ? 4u : 1u);
         if (bytes != rd_u32(r + 4)) {
@@ -547,6 +601,18 @@ static int32_t producer_of(const tgr_plan *p, uint32_t t)
     return -1;
 }
 
+/* An input of a graph If/While runs: filled by the control path's copies, not by an op. */
+static int is_subgraph_input(const tgr_plan *p, uint32_t t)
+{
+    uint32_t g;
+    for (g = 1u; g < p->num_graphs; ++g) {
+        if (graph_lists(p, g, 0, t)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static tgr_status check_op_records(const tgr_plan *p, tgr_error *err)
 {
     uint32_t o, k;
@@ -635,7 +701,8 @@ static tgr_status check_dataflow(const tgr_plan *p, tgr_error *err)
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             uint32_t t = op_input(p, o, k);
             int32_t producer = producer_of(p, t);
-            if (!(tensor_flags(p, t) & TF_MODEL_INPUT) && (producer < 0 || producer >= (int32_t)o)) {
+            if (!(tensor_flags(p, t) & TF_MODEL_INPUT) && !is_subgraph_input(p, t) &&
+                (producer < 0 || producer >= (int32_t)o)) {
                 return tgr_fail(err, TGR_ERR_OP, "op %u reads tensor %u before it is produced", o, t);
             }
         }
@@ -686,14 +753,16 @@ static int stage_lists_output(const tgr_plan *p, uint32_t s, uint32_t t)
 /* A tensor leaves stage s when a later stage reads it, when it is a model output, or when it
  * is the source of a buffer-sharing Reshape/Flatten in s whose result leaves: the compiler lists
  * such alias groups whole, and the reference spills every member. */
-/* A model output, or read by a later stage. */
+/* A model output, an output of the stage's graph (a subgraph hands it to its If/While), or read
+ * by a later stage of the same graph. */
 static int needed_directly(const tgr_plan *p, uint32_t s, uint32_t t)
 {
+    const uint32_t g = graph_of_stage(p, s);
     uint32_t later;
-    if (tensor_flags(p, t) & TF_MODEL_OUTPUT) {
+    if ((tensor_flags(p, t) & TF_MODEL_OUTPUT) || (g > 0u && graph_lists(p, g, 1, t))) {
         return 1;
     }
-    for (later = s + 1u; later < p->num_stages; ++later) {
+    for (later = s + 1u; later < graph_end_stage(p, g); ++later) {
         if (stage_reads(p, later, t)) {
             return 1;
         }
@@ -748,13 +817,16 @@ static tgr_status check_stage_io(const tgr_plan *p, uint32_t s, tgr_error *err)
     uint32_t i, j, o, k, real = 0;
     for (i = 0; i < stage_in_count(p, s); ++i) {
         uint32_t t = stage_input(p, s, i);
-        int available = (tensor_flags(p, t) & TF_MODEL_INPUT) != 0;
+        const uint32_t g = graph_of_stage(p, s);
+        /* available: a model input, an input of the stage's graph, or an earlier stage's output
+         * in the same graph */
+        int available = g == 0u ? (tensor_flags(p, t) & TF_MODEL_INPUT) != 0 : graph_lists(p, g, 0, t);
         for (j = 0; j < i; ++j) {
             if (stage_input(p, s, j) == t) {
                 return tgr_fail(err, TGR_ERR_STAGE, "stage %u lists input tensor %u twice", s, t);
             }
         }
-        for (j = 0; j < s && !available; ++j) {
+        for (j = graph_first_stage(p, g); j < s && !available; ++j) {
             available = stage_lists_output(p, j, t);
         }
         if (!available || !stage_reads(p, s, t) || stage_produces(p, s, t)) {
@@ -949,9 +1021,8 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (st == TGR_OK) st = require_section(&s, SEC_STRINGS, "strings", err);
     if (st == TGR_OK && p.num_tile_plans > 0u) st = require_section(&s, SEC_TILE_PLANS, "tile plans", err);
     if (st == TGR_OK && p.num_quant > 0u) st = require_section(&s, SEC_QUANT_PARAMS, "quant params", err);
-    if (st == TGR_OK && (s.present[SEC_STATE] || s.present[SEC_SUBGRAPHS])) {
-        st = tgr_fail(err, TGR_ERR_UNSUPPORTED,
-                      "state variables and control-flow subgraphs are not supported by this runtime");
+    if (st == TGR_OK && s.present[SEC_STATE]) {
+        st = tgr_fail(err, TGR_ERR_UNSUPPORTED, "state variables are not supported by this runtime");
     }
     if (st == TGR_OK) st = fit_records(&s, SEC_TENSORS, p.num_tensors, TENSOR_SIZE, err);
     if (st == TGR_OK) st = fit_records(&s, SEC_OPS, p.num_ops, OP_SIZE, err);
@@ -981,6 +1052,7 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     }
     p.is_int8 = 1u;
     st = bind_quant(&p, &s, err);
+    if (st == TGR_OK) st = bind_graphs(&p, &s, err);
     if (st == TGR_OK) st = bind_weights(&p, &s, err);
     if (st == TGR_OK) st = bind_attributes(&p, &s, err);
     if (st == TGR_OK) st = check_tensors(&p, err);

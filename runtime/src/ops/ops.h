@@ -75,6 +75,10 @@ enum {
     tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err) { return check(p, op, err); } \
     tgr_status tgr_check_##code(const tgr_plan *p, uint32_t op, tgr_error *err)
 
+/* An op the executor runs itself (If, While: exec/path_control.c copies operands and runs their
+ * graphs): only its load-time check is here, and the op dispatch never runs it. */
+#define TGR_OP_CONTROL(code, check) TGR_OP_REFUSED(code, check)
+
 /* An op whose arithmetic takes one of several methods, chosen from the plan at load time (the
  * reference picks Softmax's integer or float method from its output quantization): `method_of`
  * names the method op `op` takes, and each method is its own TGR_OP_METHOD run, so a firmware
@@ -139,6 +143,10 @@ int tgr_index_operand(const tgr_plan *p, uint32_t o, uint32_t k);
 int tgr_index_table_op(const tgr_plan *p, uint32_t o);
 /* Why indexing op o (ops_index.c) cannot run in row bands along `axis`, or NULL. */
 const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis);
+
+/* Quantize of a float32 input (ops_float.c), for Quantize's own check and run. */
+tgr_status tgr_check_quantize_float(const tgr_plan *p, uint32_t o, tgr_error *err);
+void tgr_run_quantize_float(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region);
 
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);

@@ -18,7 +18,7 @@
 
 enum {
     OP_SIGMOID = 12, OP_TANH = 20, OP_LEAKY_RELU = 21, OP_HARD_SWISH = 37, OP_ABS = 38, OP_RSQRT = 39, OP_ELU = 56,
-    OP_LOG_SOFTMAX = 57, OP_L2_NORMALIZATION = 58, OP_QUANTIZE = 90, OP_GELU = 92
+    OP_LOG_SOFTMAX = 57, OP_L2_NORMALIZATION = 58, OP_GELU = 92
 };
 
 /* The slope OP_ATTR_ALPHA defaults to when a plan leaves it out (docs/plan-format.md#op-attributes). */
@@ -361,6 +361,22 @@ static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *er
     return st;
 }
 
+/* Quantize requantizes int8 codes by a table, or converts float32 values (ops_float.c). */
+static tgr_status check_quantize(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    return tensor_dtype(p, op_input(p, o, 0)) == DT_FLOAT ? tgr_check_quantize_float(p, o, err)
+                                                          : check_table_op(p, o, err);
+}
+
+static void run_quantize(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    if (tensor_dtype(p, op_input(p, o, 0)) == DT_FLOAT) {
+        tgr_run_quantize_float(p, o, tensor_ptr, region);
+    } else {
+        run_table_op(p, o, tensor_ptr, region);
+    }
+}
+
 static tgr_status check_l2_normalization(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
     return check_fixed_output(p, o, 1.0f / 128.0f, 0, err);
@@ -378,7 +394,7 @@ TGR_OP_IMPL(OP_LEAKY_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_t
 TGR_OP_IMPL(OP_HARD_SWISH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
-TGR_OP_IMPL(OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_IMPL(OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_quantize, run_quantize);
 TGR_OP_IMPL(OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
 TGR_OP_IMPL(OP_CAST, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);

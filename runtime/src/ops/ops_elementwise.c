@@ -119,6 +119,11 @@ static tgr_status constant_shape(const tgr_plan *p, uint32_t o, const constant_a
     uint32_t axis;
     uint64_t elements = 1;
     uint32_t last = b->rank - 1u;
+    if (b->rank == 0u) { /* scalars (a loop counter) */
+        return size == 1u ? TGR_OK
+                          : tgr_fail(err, TGR_ERR_WEIGHT, "op %u (%s): constant operand of %u values for a scalar", o,
+                                     tgr_op_name(op_type(p, o)), size);
+    }
     for (axis = 0; axis < b->rank; ++axis) {
         dim[axis] = c->explicit_rank != 0u ? rd_i32(c->shape + 4u * axis) : 1;
         elements *= dim[axis] > 0 ? (uint32_t)dim[axis] : 0u;
@@ -514,6 +519,13 @@ static void make_nest(uint32_t rank, const int32_t *lo, const int32_t *count, co
             n->step[v][n->depth] = views[v].stride[axis];
         }
         ++n->depth;
+    }
+    if (n->depth == 0u) { /* scalars: one element */
+        n->count[0] = 1;
+        for (v = 0; v < 3u; ++v) {
+            n->step[v][0] = 0;
+        }
+        n->depth = 1u;
     }
 }
 

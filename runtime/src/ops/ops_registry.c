@@ -17,7 +17,8 @@ int tgr_op_in_full_runtime(uint32_t opcode)
  * and Mul compute on int32 (every operand int32, the index arithmetic of a graph) and the
  * comparisons compare int32 or int8 into bool; And/Or/Not/ReduceAll read and write bool, Cast
  * reads bool, Where reads a bool condition; Reshape/Flatten/Transpose move bool or int32 values
- * like int8 codes. Inputs before `tail_from` take `lead`, the others `tail`. */
+ * like int8 codes; Dequantize writes float32 and Quantize may read it; If/While take whatever
+ * their graphs do. Inputs before `tail_from` take `lead`, the others `tail`. */
 static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
 {
     const uint32_t n = op_num_inputs(p, o);
@@ -66,6 +67,15 @@ static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
         }
         lead = DT_BOOL;
         break;
+    case OP_DEQUANTIZE:
+        out = DT_FLOAT;
+        break;
+    case OP_QUANTIZE:
+        lead = first == DT_FLOAT ? DT_FLOAT : DT_INT8;
+        break;
+    case OP_IF:
+    case OP_WHILE:
+        return 1; /* their checks match operands to the graphs' tensors */
     case OP_RESHAPE:
     case OP_FLATTEN:
     case OP_TRANSPOSE:

@@ -56,7 +56,9 @@ enum {
     OP_TRANSPOSE = 29, OP_RESIZE = 30, OP_GLOBAL_MAX = 31, OP_SPLIT = 35, OP_RESIZE_LINEAR = 36, OP_REDUCE_MAX = 60, OP_REDUCE_MIN = 61,
     OP_REDUCE_SUM = 62, OP_CUMSUM = 63, OP_ARG_MAX = 64, OP_ARG_MIN = 65, OP_GATHER = 66, OP_GATHER_ND = 67, OP_STRIDED_SLICE = 68, OP_MIRROR_PAD = 69, OP_REVERSE = 70,
     OP_UPDATE_SLICE = 72, OP_EQUAL = 73, OP_LESS = 74, OP_LESS_EQUAL = 75, OP_GREATER = 76, OP_GREATER_EQUAL = 77,
-    OP_AND = 78, OP_OR = 79, OP_NOT = 80, OP_WHERE = 81, OP_CAST = 82, OP_REDUCE_ALL = 84, OP_MAX_CODE = 92
+    OP_AND = 78, OP_OR = 79, OP_NOT = 80, OP_WHERE = 81, OP_CAST = 82, OP_REDUCE_ALL = 84, OP_IF = 87, OP_WHILE = 88,
+    OP_QUANTIZE = 90,
+    OP_DEQUANTIZE = 91, OP_MAX_CODE = 92
 };
 
 #define ACT_NONE 0u
@@ -152,6 +154,46 @@ static inline uint32_t stage_chain_len(const tgr_plan *p, uint32_t s) { return r
 static inline uint32_t model_io_tensor(const tgr_plan *p, uint32_t element)
 {
     return pool_index(p, (uint32_t)p->model_io_off + element);
+}
+
+/* Graphs (SEC_SUBGRAPHS, 12-byte entries): graph 0 is the main graph; the graphs If/While run
+ * follow, each a contiguous stage range with its input and output tensors as index-pool runs.
+ * A plan without control flow is one graph of every stage. */
+#define GRAPH_ENTRY_SIZE 12u
+static inline uint32_t graph_field(const tgr_plan *p, uint32_t g, uint32_t field)
+{
+    return rd_u16(p->graphs + g * GRAPH_ENTRY_SIZE + 2u * field);
+}
+static inline uint32_t graph_first_stage(const tgr_plan *p, uint32_t g) { return p->num_graphs ? graph_field(p, g, 0) : 0u; }
+static inline uint32_t graph_end_stage(const tgr_plan *p, uint32_t g)
+{
+    return p->num_graphs ? graph_field(p, g, 0) + graph_field(p, g, 1) : p->num_stages;
+}
+static inline uint32_t graph_in_count(const tgr_plan *p, uint32_t g) { return p->num_graphs ? graph_field(p, g, 3) : 0u; }
+static inline uint32_t graph_out_count(const tgr_plan *p, uint32_t g) { return p->num_graphs ? graph_field(p, g, 5) : 0u; }
+static inline uint32_t graph_input(const tgr_plan *p, uint32_t g, uint32_t i) { return pool_index(p, graph_field(p, g, 2) + i); }
+static inline uint32_t graph_output(const tgr_plan *p, uint32_t g, uint32_t i) { return pool_index(p, graph_field(p, g, 4) + i); }
+/* Whether t is in graph g's input (0) or output (1) list. */
+static inline int graph_lists(const tgr_plan *p, uint32_t g, int outputs, uint32_t t)
+{
+    uint32_t i, n = outputs ? graph_out_count(p, g) : graph_in_count(p, g);
+    for (i = 0; i < n; ++i) {
+        if ((outputs ? graph_output(p, g, i) : graph_input(p, g, i)) == t) {
+            return 1;
+        }
+    }
+    return 0;
+}
+/* The graph stage s belongs to. */
+static inline uint32_t graph_of_stage(const tgr_plan *p, uint32_t s)
+{
+    uint32_t g;
+    for (g = p->num_graphs; g > 1u; --g) {
+        if (s >= graph_first_stage(p, g - 1u)) {
+            return g - 1u;
+        }
+    }
+    return 0u;
 }
 
 /* Quantization entry fields. */

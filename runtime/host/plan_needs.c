@@ -106,7 +106,7 @@ int main(int argc, char **argv)
     uint8_t seen[256] = {0};
     uint32_t methods = 0u;
     uint8_t *data;
-    void *fast, *slow, *workspace;
+    void *fast, *slow, *workspace, *state;
     if (argc != 4) {
         fprintf(stderr, "usage: %s PLAN FAST_BYTES SLOW_BYTES|auto\n", argv[0]);
         return 2;
@@ -125,8 +125,12 @@ int main(int argc, char **argv)
     fast = aligned_block(fast_bytes);
     slow = aligned_block(slow_bytes);
     workspace = aligned_block(tgr_workspace_required(&plan));
+    state = aligned_block(tgr_state_required(&plan));
     st = tgr_session_init(&session, &plan, fast, fast_bytes, slow, slow_bytes, workspace,
                           tgr_workspace_required(&plan), &err);
+    if (st == TGR_OK) {
+        st = tgr_session_set_state(&session, state, tgr_state_required(&plan), &err);
+    }
     if (st == TGR_OK) {
         /* The rehearsal at session init takes every path of a run (allocation does not depend on
          * the data); the run adds what it asked on the way. A run an op fails on the zero input
@@ -165,6 +169,7 @@ int main(int argc, char **argv)
     free(fast);
     free(slow);
     free(workspace);
+    free(state);
     free(data);
     return 0;
 }

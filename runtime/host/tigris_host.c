@@ -27,6 +27,7 @@ struct tigris_host {
     void *fast;
     void *slow;
     void *workspace;
+    void *state;                  /* the state variables between runs (schema 10 LSTM/SVDF) */
     uint32_t fast_capacity;
     uint32_t slow_capacity;
     tgr_trace_event *trace_events;
@@ -69,6 +70,7 @@ void tigris_host_destroy(void *handle)
     free(h->fast);
     free(h->slow);
     free(h->workspace);
+    free(h->state);
     free(h);
 }
 
@@ -113,7 +115,8 @@ const char *tigris_host_create(const void *plan, uint32_t plan_size, uint32_t sl
     h->fast = aligned_block(h->fast_capacity);
     h->slow = aligned_block(h->slow_capacity);
     h->workspace = aligned_block(workspace_bytes);
-    if (h->fast == NULL || h->slow == NULL || h->workspace == NULL) {
+    h->state = aligned_block(tgr_state_required(&h->plan));
+    if (h->fast == NULL || h->slow == NULL || h->workspace == NULL || h->state == NULL) {
         tigris_host_destroy(h);
         return fail_create("out of host memory");
     }
@@ -126,6 +129,11 @@ const char *tigris_host_create(const void *plan, uint32_t plan_size, uint32_t sl
         h->arena_refused = 1;
         break;
     default:
+        tigris_host_destroy(h);
+        return fail_create(h->error.message);
+    }
+    h->session.plan = &h->plan; /* also after an arena refusal, which runs report */
+    if (tgr_session_set_state(&h->session, h->state, tgr_state_required(&h->plan), &h->error) != TGR_OK) {
         tigris_host_destroy(h);
         return fail_create(h->error.message);
     }
@@ -228,7 +236,12 @@ uint64_t tigris_host_metric(void *handle, uint32_t index)
 
 const char *tigris_host_reset_state(void *handle)
 {
-    return handle != NULL ? NULL : "invalid handle";
+    struct tigris_host *h = (struct tigris_host *)handle;
+    if (h == NULL) {
+        return "invalid handle";
+    }
+    tgr_session_reset_state(&h->session);
+    return NULL;
 }
 
 void tigris_host_trace_buffer(void *handle, void *events, uint32_t capacity)

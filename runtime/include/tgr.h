@@ -102,6 +102,9 @@ typedef struct tgr_plan {
     uint32_t weight_reserve;      /* fast bytes reserved for decompressed weight blocks */
     const uint8_t *graphs;        /* SEC_SUBGRAPHS entries (schema 10 control flow), or NULL */
     uint16_t num_graphs;          /* 0 without control flow: every stage is the main graph's */
+    const uint8_t *state;         /* SEC_STATE (schema 10 state variables), or NULL */
+    uint16_t num_state;
+    uint32_t state_bytes;         /* the state buffer a session keeps them in */
 } tgr_plan;
 
 /* One interface tensor as the caller sees it: interface dtype, storage-order extents. */
@@ -178,6 +181,7 @@ typedef struct tgr_session {
     int32_t *held;                /* per tensor: rows a line buffer kept from the previous tile */
     uint32_t workspace_bytes;
     uint32_t rehearsing;          /* tgr_session_init's allocation-only run: no kernels */
+    uint8_t *state;               /* the state variables between runs (tgr_session_set_state) */
     tgr_counters counters;
     tgr_trace_fn trace;
     void *trace_user;
@@ -217,6 +221,14 @@ uint32_t tgr_workspace_required(const tgr_plan *plan);
 tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan,
                             void *fast, uint32_t fast_bytes, void *slow, uint32_t slow_bytes,
                             void *workspace, uint32_t workspace_bytes, tgr_error *err);
+
+/* State variables (schema 10 plans with LSTM/SVDF): tgr_state_required() bytes of caller
+ * memory the session keeps them in from run to run, bound after tgr_session_init() and set to
+ * their initial values; tgr_run() refuses a plan with state until it is bound. A run updates the
+ * state only when it succeeds. tgr_session_reset_state() restores the initial values. */
+uint32_t tgr_state_required(const tgr_plan *plan);
+tgr_status tgr_session_set_state(tgr_session *session, void *state, uint32_t state_bytes, tgr_error *err);
+void tgr_session_reset_state(tgr_session *session);
 
 /* Report every execution event of the following runs to `fn` (NULL stops reporting). */
 void tgr_session_set_trace(tgr_session *session, tgr_trace_fn fn, void *user);

@@ -304,9 +304,13 @@ def _reference(target, source, env):
     from tigris_scons.reference import compute_reference
     from tigris_scons.report import write_json
 
+    from tigris_scons.declaration import effective_runs
+    from tigris_scons.plan import read_plan
+
     params = _params(source[1])
     fallback = source[2].get_abspath() if len(source) > 2 else None
-    document = compute_reference(source[0].get_abspath(), params["seed"],
+    runs = effective_runs(params.get("runs"), read_plan(source[0].get_abspath()).state_bytes)
+    document = compute_reference(source[0].get_abspath(), params["seed"], runs,
                                  fallback_library=fallback, python=env.subst("$TIGRISBUILD_PYTHON"))
     write_json(target[0].get_abspath(), document)
 
@@ -652,6 +656,7 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
         "plan_window": int(env.subst("$TIGRISBUILD_PLAN_WINDOW")),
         "validate": env.subst("$TIGRISBUILD_VALIDATE") or "full",
         "profile": bool(env.get(PREFIX + "PROFILE")),
+        "runs": decl.runs,
     }
     arenas = {"fast": decl.fast_arena, "slow": decl.slow_arena, "align": align}
     needs = _plan_needs_node(env, out(".needs.txt"), plan, arenas)
@@ -696,7 +701,7 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
                              TIGRISBUILD_STALE_STAMPS=[stamp_check])
 
     # 4. host reference
-    ref_sources = [plan, _value(env, {"seed": decl.seed})]
+    ref_sources = [plan, _value(env, {"seed": decl.seed, "runs": decl.runs})]
     from tigris_scons.reference import bundled_runtime_available
 
     if not bundled_runtime_available():  # fall back to our own host library (and say so)

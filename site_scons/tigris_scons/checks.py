@@ -300,8 +300,34 @@ def compare_outputs(
     return cmp
 
 
+def check_earlier_runs(verdict: Verdict, log: RunLog, reference: dict[str, Any]) -> None:
+    """A stateful plan's inferences before the last (RUN_BYTES lines) against the reference's,
+    one by one in the same order: each must be there and equal."""
+    earlier = reference.get("earlier_runs", [])
+    failed = False
+    for run, outputs in enumerate(earlier):
+        cmp = compare_outputs(RunLog(output_bytes=log.earlier_runs.get(run, {})), outputs)
+        if not cmp.equal:
+            failed = True
+            summary = "; ".join(cmp.detail) if cmp.detail else (
+                f"{cmp.mismatches} element(s) differ, first {cmp.first_mismatch}")
+            verdict.errors.insert(0, f"inference {run + 1} of {len(earlier) + 1} differs from the host reference's: "
+                                     f"{summary}")
+    extra = sorted(set(log.earlier_runs) - set(range(len(earlier))))
+    if extra:
+        failed = True
+        verdict.errors.append(f"the firmware printed inferences {extra} the reference did not run")
+    if earlier:
+        n = sum(len(bytes.fromhex(o["hex"])) for outputs in earlier for o in outputs)
+        verdict.rows.append(Row("earlier runs", n, status=OVER if failed else OK, group="output",
+                                note=f"{len(earlier)} inference(s) before the last, each equal to the host "
+                                     f"reference's in the same order (state carried)" if not failed else
+                                     "DIFFER from the host reference's"))
+
+
 def check_outputs(verdict: Verdict, log: RunLog, reference: dict[str, Any]) -> Comparison:
     """Add the output row and its failures; ``reference`` is the reference JSON document."""
+    check_earlier_runs(verdict, log, reference)
     cmp = compare_outputs(log, reference["outputs"])
     source = reference.get("runtime", {})
     who = f"{source.get('source', '?')} tigris-ml runtime {source.get('version', '?')}"

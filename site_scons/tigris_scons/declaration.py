@@ -52,7 +52,7 @@ _TABLE_KEYS = {
     "compile": {"budget", "slow", "compress", "xip"},
     "arena": {"fast", "slow", "slow_in_ddr"},
     "part": {"name", "sram", "flash", "stack"},
-    "run": {"seed", "timeout"},
+    "run": {"seed", "timeout", "runs"},
 }
 
 #: Command-line variables that override a declaration (``scons model=x.onnx budget=20K``).
@@ -68,6 +68,7 @@ OVERRIDE_KEYS = {
     "stack": "main stack reserved: 'auto' (the static worst case of the linked firmware plus a margin; "
              "the default) or a size, e.g. 2K",
     "seed": "seed of the deterministic input (default 0x9E3779B9)",
+    "runs": "inferences in a row, each checked (default: 3 for a plan with state variables, else 1)",
 }
 REGION_OVERRIDE_PREFIX = "region_"  # region_dtcm=96K
 
@@ -94,6 +95,7 @@ class ModelDecl:
     region_budgets: dict[str, int] = field(default_factory=dict)
     seed: int = DEFAULT_SEED
     timeout: float | None = None
+    runs: int | None = None  # None: effective_runs decides from the plan
 
     @property
     def source_kind(self) -> str:
@@ -151,6 +153,30 @@ def _bool(value: Any, what: str) -> bool:
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
     raise TigrisError(f"{what}: expected true/false (or 1/0), got {value!r}")
+
+
+#: Inferences a firmware runs in a row for a plan with state variables, unless declared.
+STATEFUL_RUNS = 3
+MAX_RUNS = 64
+
+
+def parse_runs(value: Any, what: str) -> int:
+    """A count of inferences in a row: an integer in 1..MAX_RUNS."""
+    try:
+        runs = value if isinstance(value, int) and not isinstance(value, bool) else int(str(value), 0)
+    except ValueError:
+        raise TigrisError(f"{what}: expected a number of inferences, got {value!r}") from None
+    if not 1 <= runs <= MAX_RUNS:
+        raise TigrisError(f"{what}: runs must be in 1..{MAX_RUNS}, got {value!r}")
+    return runs
+
+
+def effective_runs(declared: int | None, state_bytes: int) -> int:
+    """Inferences in a row: as declared, else STATEFUL_RUNS for a plan whose state variables
+    carry from one to the next (each checked against the reference in the same order), else 1."""
+    if declared is not None:
+        return declared
+    return STATEFUL_RUNS if state_bytes > 0 else 1
 
 
 def parse_seed(value: Any, what: str) -> int:
@@ -265,6 +291,8 @@ def load_declaration(path: Path) -> ModelDecl:
         decl.seed = parse_seed(run["seed"], f"{where}: run.seed")
     if "timeout" in run:
         decl.timeout = _timeout(run["timeout"], f"{where}: run.timeout")
+    if "runs" in run:
+        decl.runs = parse_runs(run["runs"], f"{where}: run.runs")
     return decl
 
 
@@ -305,6 +333,8 @@ def apply_overrides(decl: ModelDecl, overrides: dict[str, str]) -> ModelDecl:
             decl.stack_size = None if value == "auto" else parse_size(value, what=what)
         elif key == "seed":
             decl.seed = parse_seed(value, what)
+        elif key == "runs":
+            decl.runs = parse_runs(value, what)
         elif key.startswith(REGION_OVERRIDE_PREFIX):
             region = _region_name(key[len(REGION_OVERRIDE_PREFIX):], what)
             decl.region_budgets[region] = parse_size(value, what=what)

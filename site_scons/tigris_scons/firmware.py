@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .declaration import check_name, parse_seed
+from .declaration import MAX_RUNS, check_name, effective_runs, parse_seed
 from .errors import TigrisError
 from .plan import PlanInfo
 
@@ -73,6 +73,7 @@ class FirmwareParams:
     plan_window: int = DEFAULT_PLAN_WINDOW
     validate: str = "full"  # full: the firmware's loader validates the plan; digest: see template_context
     profile: bool = False  # PROFILE lines: ticks per op and per execution unit (runtime built with TGR_PROFILE)
+    runs: int | None = None  # inferences in a row; None: declaration.effective_runs decides from the plan
 
 
 def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None,
@@ -113,6 +114,8 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
         "float_inputs": any(t.dtype_name == "float32" for t in plan.inputs),
         "float_outputs": any(t.dtype_name == "float32" for t in plan.outputs),
         "index_inputs": any(t.dtype_name in ("int32", "int64") for t in plan.inputs),
+        "state_bytes": plan.state_bytes,
+        "runs": effective_runs(params.runs, plan.state_bytes),
         "tensor_align": params.tensor_align,
         "profile": params.profile,
         "num_ops": plan.num_ops,
@@ -133,11 +136,13 @@ def check_context(context: dict[str, Any]) -> dict[str, Any]:
     check_name(context["model_name"], f"{MAIN_TEMPLATE} context: model_name")
     parse_seed(context.get("input_seed", 0x9E3779B9), f"{MAIN_TEMPLATE} context: input_seed")
     for key, high in (("fast_arena_bytes", _U32), ("slow_arena_bytes", _U32), ("io_buffer_bytes", _U32),
+                      ("state_bytes", _U32), ("runs", MAX_RUNS),
                       ("num_inputs", 255), ("num_outputs", 255),
                       ("workspace_tensors", 0xFFFF), ("plan_window_bytes", 2**31)):
-        value = context[key]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
-            raise TigrisError(f"{MAIN_TEMPLATE} context: {key} must be an integer in 0..{high}, got {value!r}")
+        value = context.get(key, 1 if key == "runs" else 0)  # state_bytes and runs are optional
+        low = 1 if key == "runs" else 0
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise TigrisError(f"{MAIN_TEMPLATE} context: {key} must be an integer in {low}..{high}, got {value!r}")
     if context["plan_window_bytes"] < 48 or context["plan_window_bytes"] % 16:
         raise TigrisError(f"{MAIN_TEMPLATE} context: plan_window_bytes must be a multiple of 16 and at least 48, "
                           f"got {context['plan_window_bytes']}")

@@ -6,7 +6,8 @@ definition (docs/firmware.md#input-generator) is:
 
 * ``s = seed`` (default 0x9E3779B9); ``next(): s ^= s << 13; s ^= s >> 17; s ^= s << 5;
   return s`` on 32-bit unsigned arithmetic;
-* one continuous stream over all interface inputs, in interface order, element by element;
+* one continuous stream over all interface inputs, in interface order, element by element (and
+  on from one inference to the next, when a stateful plan runs several in a row);
 * int8/uint8 element: ``(uint8_t)(next() >> 24)``; float32 element:
   ``(float)(int8_t)(next() >> 24) / 64.0f``; int32/int64 (index) element: ``next() >> 30``
   (0..3, inside any axis of 4 or more);
@@ -42,7 +43,17 @@ def xorshift32(seed: int = DEFAULT_SEED) -> Iterator[int]:
 
 def generate_inputs(tensors: Iterable[IoTensor], seed: int = DEFAULT_SEED) -> list[bytes]:
     """Bytes of every interface input, in interface order, from one continuous stream."""
+    return generate_run_inputs(tensors, seed, 1)[0]
+
+
+def generate_run_inputs(tensors: Iterable[IoTensor], seed: int = DEFAULT_SEED, runs: int = 1) -> list[list[bytes]]:
+    """The inputs of `runs` inferences in a row: the stream runs on from one to the next."""
     stream = xorshift32(seed)
+    tensors = list(tensors)
+    return [_next_inputs(tensors, stream) for _ in range(runs)]
+
+
+def _next_inputs(tensors: list[IoTensor], stream: Iterator[int]) -> list[bytes]:
     result: list[bytes] = []
     for tensor in tensors:
         n = tensor.elements

@@ -29,6 +29,7 @@ SEC_INDEX_POOL = 5
 SEC_SHAPE_POOL = 6
 SEC_STRINGS = 7
 SEC_WEIGHT_BLOCKS = 10
+SEC_STATE = 12
 
 #: ONNX dtype code -> (name, element size in bytes) for interface tensors.
 DTYPES: dict[int, tuple[str, int]] = {
@@ -81,6 +82,7 @@ class PlanInfo:
     outputs: tuple[IoTensor, ...]
     weight_block_sizes: tuple[tuple[int, int], ...] = field(default=())  # (stage, uncompressed)
     chains: tuple[tuple[int, ...], ...] = field(default=())  # stage indices of each chain
+    state_bytes: int = 0  # the state buffer of a plan with state variables (schema 10), else 0
 
     def weight_reserve(self, align: int) -> int:
         """Fast bytes for decompressed LZ4 weight blocks (0 for uncompressed plans).
@@ -230,6 +232,13 @@ def read_plan(source: str | Path | bytes) -> PlanInfo:
                 data, wb_start + 4 + WEIGHT_BLOCK.size * b)
             blocks.append((stage, usize))
 
+    state_bytes = 0
+    if SEC_STATE in sections:
+        state_start, state_end = extent(SEC_STATE)
+        if state_start + 8 > state_end:
+            raise fail("state section is truncated")
+        state_bytes = struct.unpack_from("<I", data, state_start + 4)[0]
+
     return PlanInfo(
         version=version,
         file_size=file_size,
@@ -245,4 +254,5 @@ def read_plan(source: str | Path | bytes) -> PlanInfo:
         outputs=outputs,
         weight_block_sizes=tuple(blocks),
         chains=tuple(tuple(c) for c in chains.values()),
+        state_bytes=state_bytes,
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TigrisError
-from .inputs import fnv1a32, generate_inputs
+from .inputs import fnv1a32, generate_run_inputs
 from .plan import read_plan
 
 HOST_LIBRARY_ENV = "TIGRIS_HOST_LIBRARY"
@@ -44,27 +44,29 @@ def bundled_runtime_available() -> bool:
     return (native / "manifest.json").is_file() and any(native.glob("libtigris_host*"))
 
 
-def reference_in_process(plan_path: str | Path, seed: int) -> dict[str, Any]:
-    """Run one inference with whatever host runtime the environment selects."""
+def reference_in_process(plan_path: str | Path, seed: int, runs: int = 1) -> dict[str, Any]:
+    """Run `runs` inferences in a row (one Session: state variables carry from one to the next)
+    with whatever host runtime the environment selects. ``outputs`` are the last inference's,
+    ``earlier_runs`` the outputs of those before it, in order."""
     import numpy as np
     from tigris.runtime import Session, runtime_info
 
     info = read_plan(plan_path)
-    raw_inputs = generate_inputs(info.inputs, seed)
+    run_inputs = generate_run_inputs(info.inputs, seed, runs)
+    raw_inputs = run_inputs[-1]
+    every_run = []
     with Session(str(plan_path)) as session:
-        feeds = {}
-        for tensor, spec, raw in zip(info.inputs, session.inputs, raw_inputs):
-            if spec["name"] != tensor.name or spec["size_bytes"] != len(raw):
-                raise TigrisError(f"{plan_path}: host runtime disagrees about input {tensor.name!r}")
-            feeds[spec["name"]] = np.frombuffer(raw, dtype=spec["dtype"]).reshape(spec["shape"]).copy()
-        result = session.run(feeds)
+        for raw_run in run_inputs:
+            feeds = {}
+            for tensor, spec, raw in zip(info.inputs, session.inputs, raw_run):
+                if spec["name"] != tensor.name or spec["size_bytes"] != len(raw):
+                    raise TigrisError(f"{plan_path}: host runtime disagrees about input {tensor.name!r}")
+                feeds[spec["name"]] = np.frombuffer(raw, dtype=spec["dtype"]).reshape(spec["shape"]).copy()
+            result = session.run(feeds)
+            every_run.append([{"name": t.name, "dtype": t.dtype, "shape": list(t.shape),
+                               "hex": np.ascontiguousarray(result[t.name]).tobytes().hex()} for t in info.outputs])
         memory = dict(session.memory)
-        outputs = []
-        for tensor in info.outputs:
-            array = np.ascontiguousarray(result[tensor.name])
-            data = array.tobytes()
-            outputs.append({"name": tensor.name, "dtype": tensor.dtype, "shape": list(tensor.shape),
-                            "hex": data.hex()})
+    outputs = every_run[-1]
     checksum = 0x811C9DC5
     for out in outputs:
         checksum = fnv1a32(bytes.fromhex(out["hex"]), checksum)
@@ -75,6 +77,7 @@ def reference_in_process(plan_path: str | Path, seed: int) -> dict[str, Any]:
         "inputs": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "bytes": len(raw),
                     "fnv1a32": f"0x{fnv1a32(raw):08x}"} for t, raw in zip(info.inputs, raw_inputs)],
         "outputs": outputs,
+        "earlier_runs": every_run[:-1],
         "checksum": f"0x{checksum:08x}",
         "runtime": dict(runtime_info()),
         "host_memory": memory,
@@ -84,6 +87,7 @@ def reference_in_process(plan_path: str | Path, seed: int) -> dict[str, Any]:
 def compute_reference(
     plan_path: str | Path,
     seed: int,
+    runs: int = 1,
     *,
     fallback_library: str | Path | None = None,
     python: str = sys.executable,
@@ -105,7 +109,7 @@ def compute_reference(
         env[HOST_LIBRARY_ENV] = str(Path(fallback_library).resolve())
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [python, "-m", "tigris_scons.reference", str(plan_path), str(seed)]
+    cmd = [python, "-m", "tigris_scons.reference", str(plan_path), str(seed), str(runs)]
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -117,11 +121,11 @@ def compute_reference(
 
 
 def _main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m tigris_scons.reference PLAN SEED", file=sys.stderr)
+    if len(argv) not in (2, 3):
+        print("usage: python -m tigris_scons.reference PLAN SEED [RUNS]", file=sys.stderr)
         return 2
     try:
-        document = reference_in_process(argv[0], int(argv[1], 0))
+        document = reference_in_process(argv[0], int(argv[1], 0), int(argv[2]) if len(argv) == 3 else 1)
     except TigrisError as exc:
         print(str(exc), file=sys.stderr)
         return 1

@@ -13,6 +13,10 @@ changed or removed)::
     OUTPUT_BYTES <index> <name> <hex>         (one per output)
     BENCH_END status=ok
 
+A plan with state variables runs several inferences in a row; each before the last prints,
+before the OUTPUT line, ``RUN index=<k> checksum=<fnv1a32>`` and ``RUN_BYTES <k> <index> <name>
+<hex>`` per output (the other lines describe the last inference).
+
 The parser is tolerant of noise (QEMU warnings, carriage returns, extra keys) so that harmless
 additions never break the build, and strict about what the checks rely on: a missing or
 malformed required line is reported by name instead of being read as zero.
@@ -30,6 +34,7 @@ _START = re.compile(r"^BENCH_START (?P<model>\S.*?) @ (?P<target>.+)$")
 _SHAPE = re.compile(r"^Ops:\s*(?P<ops>\d+)\s+Stages:\s*(?P<stages>\d+)\s+Tensors:\s*(?P<tensors>\d+)"
                     r"\s+Budget:\s*(?P<budget>\d+) bytes")
 _OUTPUT_BYTES = re.compile(r"^OUTPUT_BYTES (?P<index>\d+) (?P<name>\S+)(?: (?P<hex>[0-9a-fA-F]*|-))?\s*$")
+_RUN_BYTES = re.compile(r"^RUN_BYTES (?P<run>\d+) (?P<index>\d+) (?P<name>\S+)(?: (?P<hex>[0-9a-fA-F]*|-))?\s*$")
 _FAILURE_PREFIXES = ("ERROR", "HARDFAULT", "UNEXPECTED_EXCEPTION")
 _KV = re.compile(r"(\w+)=([^\s()]+)")
 _END = re.compile(r"^BENCH_END(?P<rest>.*)$")
@@ -56,6 +61,8 @@ class RunLog:
     output: dict[str, str] = field(default_factory=dict)  # n, checksum, min, max, nonmin, ...
     arena: dict[str, int] = field(default_factory=dict)  # fast_peak, slow_used, total_sram, caps
     output_bytes: dict[int, tuple[str, bytes]] = field(default_factory=dict)
+    earlier_runs: dict[int, dict[int, tuple[str, bytes]]] = field(default_factory=dict)  # RUN_BYTES by run
+    run_checksums: dict[int, int] = field(default_factory=dict)  # RUN index -> checksum
     work: dict[str, str] = field(default_factory=dict)  # systick_ticks, clock (WORK line)
     profile_ops: list[dict[str, Any]] = field(default_factory=list)  # op, type, ticks, macs (PROFILE op=)
     profile_units: dict[int, int] = field(default_factory=dict)  # stage -> ticks (PROFILE unit=)
@@ -87,6 +94,8 @@ class RunLog:
             "output": dict(self.output),
             "arena": dict(self.arena),
             "output_bytes": {str(i): {"name": n, "hex": b.hex()} for i, (n, b) in sorted(self.output_bytes.items())},
+            **({"earlier_runs": {str(r): {str(i): {"name": n, "hex": b.hex()} for i, (n, b) in sorted(outs.items())}
+                                 for r, outs in sorted(self.earlier_runs.items())}} if self.earlier_runs else {}),
             "work": dict(self.work),
             **({"profile": {"ops": list(self.profile_ops),
                             "units": {str(k): v for k, v in sorted(self.profile_units.items())}}}
@@ -118,6 +127,17 @@ def parse_run_log(text: str) -> RunLog:
                 log.tensors, log.plan_budget = int(m["tensors"]), int(m["budget"])
                 seen.add("Ops")
             else:
+                log.problems.append(f"malformed line: {line!r}")
+        elif line.startswith("RUN_BYTES"):
+            if (m := _RUN_BYTES.match(line)) and len(hex_text := "" if m["hex"] in (None, "-") else m["hex"]) % 2 == 0:
+                log.earlier_runs.setdefault(int(m["run"]), {})[int(m["index"])] = (m["name"], bytes.fromhex(hex_text))
+            else:
+                log.problems.append(f"malformed line: {line[:80]!r}")
+        elif line.startswith("RUN "):
+            values = _kv(line)
+            try:
+                log.run_checksums[_int(values["index"])] = _int(values["checksum"])
+            except (KeyError, ValueError):
                 log.problems.append(f"malformed line: {line!r}")
         elif line.startswith("OUTPUT_BYTES"):
             if m := _OUTPUT_BYTES.match(line):
@@ -180,6 +200,10 @@ def parse_run_log(text: str) -> RunLog:
                                         f"(0x{fnv1a32(data):08x})")
             except ValueError:
                 log.problems.append(f"OUTPUT checksum {checksum!r} is not a number")
+    for run, checksum in sorted(log.run_checksums.items()):
+        data = b"".join(b for _, (_, b) in sorted(log.earlier_runs.get(run, {}).items()))
+        if checksum != fnv1a32(data):
+            log.problems.append(f"RUN {run} checksum {checksum} does not match its RUN_BYTES lines (0x{fnv1a32(data):08x})")
     if log.end_status is None:
         log.problems.append("no BENCH_END line (the firmware did not finish)")
     elif log.end_status != "ok":

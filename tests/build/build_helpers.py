@@ -75,6 +75,21 @@ def write_model(folder: Path, body: str) -> Path:
     return path
 
 
+def plan_model_toml(folder: Path, name: str, plan: Path, run: str = "") -> Path:
+    """A declared model whose source is a compiled plan, on a roomy part; ``run``: lines of its
+    ``[run]`` table (a seed, a count of runs)."""
+    return write_model(folder / name, f"""\
+        name = "{name}"
+        source = "{plan}"
+        [compile]
+        budget = "256K"
+        [part]
+        sram = "1M"
+        flash = "1M"
+        [run]
+        """ + textwrap.dedent(run))
+
+
 def tiny_model_toml(folder: Path, name: str = "tiny", extra: str = "", classes: int | None = None) -> Path:
     builder = folder / "build.py"
     folder.mkdir(parents=True, exist_ok=True)

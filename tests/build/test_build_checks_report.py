@@ -235,3 +235,32 @@ def test_names_compare_as_the_firmware_prints_them():
     assert compare_outputs(log, ref).equal
     empty = [{"name": "", "dtype": 3, "hex": "0102"}]
     assert compare_outputs(parse_run_log(LOG.replace("OUTPUT_BYTES 0 y fd000107", "OUTPUT_BYTES 0 - 0102")), empty).equal
+
+
+def test_each_earlier_run_of_a_stateful_plan_is_compared_in_order():
+    """A reference with two earlier inferences: equal RUN_BYTES pass; one differing, one missing
+    or one the reference did not run fail, naming the inference."""
+    from tigris_scons.inputs import fnv1a32
+
+    def log_with(*runs: str) -> str:
+        lines = [f"RUN index={k} checksum={fnv1a32(bytes.fromhex(h))}\nRUN_BYTES {k} 0 y {h}" for k, h in enumerate(runs)]
+        return LOG.replace("OUTPUT n=4", "\n".join(lines) + "\nOUTPUT n=4")
+
+    ref = {**REFERENCE, "earlier_runs": [[{"name": "y", "dtype": 3, "hex": "01020304"}],
+                                         [{"name": "y", "dtype": 3, "hex": "05060708"}]]}
+    v = Verdict("m")
+    check_outputs(v, parse_run_log(log_with("01020304", "05060708")), ref)
+    assert v.ok, v.reason
+    assert any(r.label == "earlier runs" and r.status == "ok" for r in v.rows)
+
+    v = Verdict("m")
+    check_outputs(v, parse_run_log(log_with("01020304", "05060709")), ref)
+    assert "inference 2 of 3 differs from the host reference's" in v.reason
+
+    v = Verdict("m")
+    check_outputs(v, parse_run_log(log_with("01020304")), ref)
+    assert "inference 2 of 3 differs" in v.reason and "missing" in v.reason
+
+    v = Verdict("m")
+    check_outputs(v, parse_run_log(log_with("01020304", "05060708", "00000000")), ref)
+    assert "inferences [2] the reference did not run" in v.reason

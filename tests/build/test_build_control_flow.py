@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from build_helpers import REPO, Scons, require_tool, write_model
+from build_helpers import REPO, Scons, plan_model_toml, require_tool
 
 sys.path.insert(0, str(REPO / "tests" / "ops"))
 
@@ -56,17 +56,7 @@ def test_if_and_while_models_match_the_reference_on_qemu(tmp_path: Path) -> None
     names = []
     for stage, seed in sorted(seeds.items()):
         name = f"if_branch_stage{stage}"
-        write_model(tmp_path / "models" / name, f"""\
-            name = "{name}"
-            source = "{if_plan}"
-            [compile]
-            budget = "256K"
-            [part]
-            sram = "1M"
-            flash = "1M"
-            [run]
-            seed = {seed}
-            """)
+        plan_model_toml(tmp_path / "models", name, if_plan, f"seed = {seed}\n")
         names.append(str(tmp_path / "models" / name))
     build = tmp_path / "build"
     done = Scons(REPO)("-j2", f"model={','.join(names + [str(while_plan)])}", f"build_dir={build}", "run")

@@ -116,3 +116,24 @@ def test_profile_lines_are_parsed_and_kept():
     assert "profile" not in parse_run_log(GOOD).to_dict()
     bad = parse_run_log(GOOD.replace("OUTPUT_BYTES", "PROFILE op=0 type=Conv ticks=12\nOUTPUT_BYTES"))
     assert any("malformed line" in p and "PROFILE" in p for p in bad.problems)
+
+
+def _stateful(first: str = "0a0b0c", second: str = "010203") -> str:
+    from tigris_scons.inputs import fnv1a32
+
+    lines = [f"RUN index={k} checksum={fnv1a32(bytes.fromhex(h))}\nRUN_BYTES {k} 0 y {h}"
+             for k, h in enumerate((first, second))]
+    return GOOD.replace("OUTPUT n=12", "\n".join(lines) + "\nOUTPUT n=12")
+
+
+def test_earlier_runs_of_a_stateful_plan_are_parsed():
+    log = parse_run_log(_stateful())
+    assert log.complete, log.problems
+    assert log.earlier_runs == {0: {0: ("y", bytes.fromhex("0a0b0c"))}, 1: {0: ("y", bytes.fromhex("010203"))}}
+    assert log.to_dict()["earlier_runs"]["1"]["0"]["hex"] == "010203"
+
+
+def test_a_run_checksum_must_match_its_bytes():
+    text = _stateful().replace("RUN_BYTES 1 0 y 010203", "RUN_BYTES 1 0 y 010204")
+    log = parse_run_log(text)
+    assert not log.complete and any("RUN 1 checksum" in p for p in log.problems)

@@ -314,7 +314,7 @@ static void run_host(const uint8_t *data, size_t size, const tgr_plan *plan, io_
 /* ---- the public API with caller memory ------------------------------------------------------- */
 
 typedef struct arenas {
-    uint8_t *fast, *slow, *work;
+    uint8_t *fast, *slow, *work, *state;
 } arenas;
 
 /* One session over fresh exact-size blocks. The fast block is 32-byte aligned and handed over
@@ -333,11 +333,16 @@ static tgr_status run_direct(const tgr_plan *plan, io_set *io, uint32_t fast_byt
     a.fast = (uint8_t *)block;
     a.slow = (uint8_t *)exact_block(slow_bytes);
     a.work = (uint8_t *)exact_block(work_bytes);
+    a.state = (uint8_t *)exact_block(tgr_state_required(plan));
     memset(a.fast, poison, (size_t)fast_bytes + fast_skew);
     memset(a.slow, poison ^ 0xFF, slow_bytes);
     memset(a.work, poison, work_bytes);
     st = tgr_session_init(&session, plan, a.fast + fast_skew, fast_bytes, a.slow, slow_bytes, a.work, work_bytes,
                           err);
+    if (st == TGR_OK) {
+        st = tgr_session_set_state(&session, a.state, tgr_state_required(plan), err);
+        CHECK(st == TGR_OK, "a state buffer of tgr_state_required bytes was refused: %s", err->message);
+    }
     if (st == TGR_OK && run) {
         outputs_poison(io, poison);
         st = tgr_run(&session, (const void *const *)io->buf[0], io->bytes[0], io->count[0],
@@ -352,6 +357,7 @@ static tgr_status run_direct(const tgr_plan *plan, io_set *io, uint32_t fast_byt
     free(a.fast);
     free(a.slow);
     free(a.work);
+    free(a.state);
     return st;
 }
 

@@ -44,7 +44,8 @@ from opmodels.qdq_manual import quantize_manual  # noqa: E402
 
 __all__ = ["node", "const", "graph", "quantize", "build", "compile_model", "read_plan", "opcodes", "plan_for",
            "sdist_ops_dir", "fixture_plan", "require_sdist_model",
-           "our_library", "code_sweep", "compare_feeds", "assert_same_as_reference", "assert_refused"]
+           "our_library", "code_sweep", "compare_feeds", "assert_same_as_reference", "assert_refused",
+           "refused_by_both"]
 
 node = helper.make_node
 
@@ -294,10 +295,12 @@ def compare_feeds(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0):
 
     rng = np.random.default_rng(seed)
     results = []
-    with open_session(plan, None) as ref, open_session(plan, library) as ours:
+    # the untraced runs on a session of their own: state variables see each input once, in order
+    with (open_session(plan, None) as ref, open_session(plan, library) as ours,
+          open_session(plan, library) as ours_untraced):
         for index, feeds in enumerate(code_sweep(ref, rng, n_inputs)):
             results.append(InputComparison(index, feeds, _traced_run(ref, feeds), _traced_run(ours, feeds),
-                                           ours.run(feeds)))
+                                           ours_untraced.run(feeds)))
     return Comparison(Path(plan), Path(library), seed, results)
 
 
@@ -343,6 +346,21 @@ def assert_refused(plan: Path, library: Path, op_name: str, *, reference_refuses
     message = str(info.value)
     assert f"({op_name})" in message, f"refusal of {plan.name} does not name {op_name}: {message}"
     return message
+
+
+def refused_by_both(lib: Path, data: bytes, out: Path) -> str:
+    """Write ``data`` to ``out``: the reference and our library both refuse to load it. Returns
+    our message."""
+    import pytest
+    from runtime.oracle import open_session
+    from tigris.runtime import RuntimeError as TigrisError
+
+    out.write_bytes(data)
+    with pytest.raises(TigrisError):
+        open_session(out, None).close()
+    with pytest.raises(TigrisError) as info:
+        open_session(out, lib).close()
+    return str(info.value)
 
 
 def opcodes(plan: Mapping[str, Any]) -> list[int]:

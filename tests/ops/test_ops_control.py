@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import assert_same_as_reference, compile_model, fixture_plan, sdist_ops_dir
+from models_data import assert_same_as_reference, compile_model, fixture_plan, refused_by_both, sdist_ops_dir
 
 pytest.importorskip("tigris.runtime")
 
@@ -97,17 +97,6 @@ def test_while_runs_as_many_rounds_as_the_reference(rounds: int, work: Path, lib
     assert_same_as_reference(plan, lib, n_inputs=3)
 
 
-def _refusals(plan: Path, lib: Path, edited: bytes, out: Path) -> str:
-    from runtime.oracle import open_session
-
-    out.write_bytes(edited)
-    with pytest.raises(tr.RuntimeError):
-        open_session(out, None).close()
-    with pytest.raises(tr.RuntimeError) as info:
-        open_session(out, lib).close()
-    return str(info.value)
-
-
 def test_inconsistent_subgraphs_are_refused_like_the_reference(work: Path, lib: Path) -> None:
     """An If naming the main graph as a branch; a subgraph table of one graph; a graph whose
     stage range overlaps the one before: the reference refuses each, and so does ours."""
@@ -121,15 +110,15 @@ def test_inconsistent_subgraphs_are_refused_like_the_reference(work: Path, lib: 
     (payload,) = [off for _, kind, _, off in entries if kind == OP_ATTR_SUBGRAPHS]
     data = bytearray(view.data)
     struct.pack_into("<H", data, section + 4 + 8 * count + payload, 0)
-    message = _refusals(plan, lib, bytes(data), work / "if_main_branch.tgrs")
+    message = refused_by_both(lib, bytes(data), work / "if_main_branch.tgrs")
     assert "(If)" in message and "main graph" in message
 
     table = view.sections[SEC_SUBGRAPHS]
     data = bytearray(view.data)
     struct.pack_into("<H", data, table, 1)
-    assert "subgraph table" in _refusals(plan, lib, bytes(data), work / "if_one_graph.tgrs")
+    assert "subgraph table" in refused_by_both(lib, bytes(data), work / "if_one_graph.tgrs")
 
     data = bytearray(view.data)
     first_of_graph_2 = table + 4 + 12 * 2
     struct.pack_into("<H", data, first_of_graph_2, struct.unpack_from("<H", data, first_of_graph_2)[0] - 1)
-    assert "stage range" in _refusals(plan, lib, bytes(data), work / "if_overlap.tgrs")
+    assert "stage range" in refused_by_both(lib, bytes(data), work / "if_overlap.tgrs")

@@ -167,17 +167,20 @@ def compare(plan_path: str | os.PathLike[str], library: str | os.PathLike[str], 
 
     Inputs are drawn once and fed to both runtimes, so any difference is the runtime's. The
     int8 inputs cover all 256 codes, float inputs include values the boundary quantizer must
-    saturate. Each input is traced on both sides; ours is also run untraced once per input.
+    saturate. Each input is traced on both sides; ours is also run untraced once per input, on a
+    session of its own (a plan with state variables carries them from run to run, so every
+    session sees each input once, in the same order).
     """
     plan_path = Path(plan_path)
     rng = np.random.default_rng(seed)
     results = []
-    with open_session(plan_path, None) as ref, open_session(plan_path, library) as ours:
+    with (open_session(plan_path, None) as ref, open_session(plan_path, library) as ours,
+          open_session(plan_path, library) as ours_untraced):
         for index in range(n_inputs):
             feeds = random_inputs(ref, rng)
             r = _traced_run(ref, feeds)
             o = _traced_run(ours, feeds)
-            untraced = ours.run(feeds)
+            untraced = ours_untraced.run(feeds)
             results.append(InputComparison(index, feeds, r, o, untraced))
     return Comparison(plan_path, Path(library), seed, results)
 

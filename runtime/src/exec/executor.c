@@ -64,6 +64,31 @@ tgr_status tgr_session_init(tgr_session *session, const tgr_plan *plan, void *fa
     return st;
 }
 
+uint32_t tgr_state_required(const tgr_plan *plan) { return plan->state_bytes; }
+
+tgr_status tgr_session_set_state(tgr_session *session, void *state, uint32_t state_bytes, tgr_error *err)
+{
+    if (session == NULL || session->plan == NULL || (state == NULL && session->plan->num_state > 0u)) {
+        return tgr_fail(err, TGR_ERR_ARGUMENT, "an initialised session and a state buffer are required");
+    }
+    if (state_bytes < session->plan->state_bytes) {
+        return tgr_fail(err, TGR_ERR_ARENA, "state buffer too small: plan needs %u bytes, %u given",
+                        session->plan->state_bytes, state_bytes);
+    }
+    session->state = (uint8_t *)state;
+    tgr_session_reset_state(session);
+    return TGR_OK;
+}
+
+void tgr_session_reset_state(tgr_session *session)
+{
+    const tgr_plan *p = session->plan;
+    uint32_t i;
+    for (i = 0; session->state != NULL && i < p->num_state; ++i) {
+        memcpy(session->state + state_offset(p, i), state_initial(p, i), state_size(p, i));
+    }
+}
+
 void tgr_session_set_trace(tgr_session *session, tgr_trace_fn fn, void *user)
 {
     session->trace = fn;
@@ -184,7 +209,7 @@ static void release_slow(tgr_session *s, uint32_t stage)
     int freed = 0;
     for (t = 0; t < p->num_tensors; ++t) {
         if (tgr_pool_of(s, s->tensor_ptr[t]) == TGR_POOL_SLOW && !(tensor_flags(p, t) & TF_MODEL_OUTPUT) &&
-            !read_by_later_stage(p, stage, t)) {
+            !read_by_later_stage(p, stage, t) && !is_state_output(p, t)) {
             uint8_t *block = s->tensor_ptr[t];
             uint32_t other;
             s->tensor_ptr[t] = NULL;
@@ -299,6 +324,20 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
                             "stored in", i);
         }
     }
+    /* the state variables' previous values, copied in after the inputs */
+    for (i = 0; i < p->num_state; ++i) {
+        uint32_t t = state_input(p, i);
+        st = tgr_place_slow(s, t, NONE16, err);
+        if (st != TGR_OK) {
+            return st;
+        }
+        if (!s->rehearsing) {
+            memcpy(s->tensor_ptr[t], s->state + state_offset(p, i), state_size(p, i));
+            s->counters.copy_bytes += state_size(p, i);
+        }
+        tgr_emit(s, TGR_EV_COPY, TGR_POOL_SLOW, NONE16, t, NONE16, (uint32_t)(s->tensor_ptr[t] - s->slow.base), 0u,
+                 state_size(p, i));
+    }
     for (stage = 0; stage < graph_end_stage(p, 0u); ++stage) {
         uint32_t last;
         st = tgr_run_unit(s, stage, &last, err);
@@ -315,6 +354,19 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
         uint32_t t = model_io_tensor(p, p->num_inputs + i);
         convert_out(p, t, (const int8_t *)s->tensor_ptr[t], (uint8_t *)outputs[i]);
     }
+    /* the run succeeded: the variables' next values become the state */
+    for (i = 0; i < p->num_state; ++i) {
+        uint32_t t = state_output(p, i);
+        if (t == NONE16) {
+            continue;
+        }
+        if (!s->rehearsing) {
+            memcpy(s->state + state_offset(p, i), s->tensor_ptr[t], state_size(p, i));
+            s->counters.copy_bytes += state_size(p, i);
+        }
+        tgr_emit(s, TGR_EV_COPY, TGR_POOL_NONE, NONE16, t, NONE16, 0u, (uint32_t)(s->tensor_ptr[t] - s->slow.base),
+                 state_size(p, i));
+    }
     tgr_fast_reset(s, NONE16);
     return TGR_OK;
 }
@@ -325,6 +377,10 @@ tgr_status tgr_run(tgr_session *s, const void *const *inputs, const uint32_t *in
     tgr_status st;
     if (s == NULL || s->plan == NULL) {
         return tgr_fail(err, TGR_ERR_ARGUMENT, "session is not initialised");
+    }
+    if (s->plan->num_state > 0u && s->state == NULL) {
+        return tgr_fail(err, TGR_ERR_ARGUMENT, "the plan keeps state variables: bind a state buffer first "
+                        "(tgr_session_set_state)");
     }
     st = check_buffers(s->plan, 0, inputs, input_bytes, num_inputs, err);
     if (st == TGR_OK) {

@@ -402,7 +402,9 @@ static int rows_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const char
     }
     for (o = first; o < end; ++o) {
         const char *problem;
-        if (!tgr_op_rows(op_type(p, o)) || (op_num_outputs(p, o) != 1u && op_type(p, o) != OP_SPLIT)) {
+        /* several outputs: a Split's pieces, an SVDF's output and next state */
+        if (!tgr_op_rows(op_type(p, o)) ||
+            (op_num_outputs(p, o) != 1u && op_type(p, o) != OP_SPLIT && op_type(p, o) != OP_SVDF)) {
             *why = TGR_TEXT("an op of this kind cannot run in row bands");
             return 0;
         }

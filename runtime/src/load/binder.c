@@ -83,6 +83,11 @@ tgr_status tgr_plan_bind(tgr_plan *plan, const void *data, uint32_t size, tgr_er
         p.attr_data = p.attr_entries + ATTR_ENTRY_SIZE * p.num_attrs;
         p.attr_data_len = end[SEC_OP_ATTRIBUTES] - (start[SEC_OP_ATTRIBUTES] + 4u + ATTR_ENTRY_SIZE * p.num_attrs);
     }
+    if (end[SEC_STATE] != 0u) {
+        p.state = d + start[SEC_STATE];
+        p.num_state = rd_u16(p.state);
+        p.state_bytes = rd_u32(p.state + 4);
+    }
     if (end[SEC_SUBGRAPHS] != 0u) {
         p.graphs = d + start[SEC_SUBGRAPHS] + 4u;
         p.num_graphs = rd_u16(d + start[SEC_SUBGRAPHS]);

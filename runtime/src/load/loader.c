@@ -401,6 +401,67 @@ static tgr_status bind_attributes(tgr_plan *p, const sections *s, tgr_error *err
     return TGR_OK;
 }
 
+/* ---- state variables (schema 10) --------------------------------------------------------- */
+
+/* SEC_STATE's header and entries fit the section; what they say is checked with the tensors
+ * (check_state). */
+static tgr_status bind_state(tgr_plan *p, const sections *s, tgr_error *err)
+{
+    uint32_t start, len;
+    if (!s->present[SEC_STATE]) {
+        return TGR_OK;
+    }
+    start = s->start[SEC_STATE];
+    len = s->end[SEC_STATE] - start;
+    if (len < 8u || rd_u16(p->data + start + 2u) != 0u) {
+        return tgr_fail(err, TGR_ERR_RANGE, "state section header is invalid");
+    }
+    p->state = p->data + start;
+    p->num_state = rd_u16(p->state);
+    p->state_bytes = rd_u32(p->state + 4);
+    if (p->state_bytes == 0u || 8u + STATE_ENTRY_SIZE * (uint32_t)p->num_state > len) {
+        return tgr_fail(err, TGR_ERR_RANGE, "state section holds %u variables of %u bytes in %u bytes", p->num_state,
+                        p->state_bytes, len);
+    }
+    return TGR_OK;
+}
+
+/* Each variable: a STATE tensor holding the previous value and one holding the next (or none,
+ * when no STATE tensor is left for it), alike in size and dtype, at the next 4-byte-aligned
+ * offset of the state buffer, with its initial value inside the section; every STATE tensor is
+ * one of them. */
+static tgr_status check_state(const tgr_plan *p, uint32_t section_len, tgr_error *err)
+{
+    uint32_t i, t, next = 0;
+    for (i = 0; i < p->num_state; ++i) {
+        uint32_t in = state_input(p, i), out = state_output(p, i), bytes = state_size(p, i);
+        uint32_t initial = rd_u32(state_entry(p, i) + 12);
+        if (in >= p->num_tensors || !(tensor_flags(p, in) & TF_STATE) ||
+            (out != NONE16 && (out >= p->num_tensors || !(tensor_flags(p, out) & TF_STATE) ||
+                               tensor_dtype(p, out) != tensor_dtype(p, in)))) {
+            return tgr_fail(err, TGR_ERR_TENSOR, "state variable %u names tensors that are not its STATE tensors", i);
+        }
+        if (state_offset(p, i) != next || bytes != tensor_bytes(p, in) ||
+            (out != NONE16 && tensor_bytes(p, out) != bytes) || initial > section_len || bytes > section_len - initial) {
+            return tgr_fail(err, TGR_ERR_RANGE, "state variable %u offset, size or initial value is out of place", i);
+        }
+        next += (bytes + 3u) & ~3u;
+    }
+    if (next > p->state_bytes) {
+        return tgr_fail(err, TGR_ERR_RANGE, "state variables need %u bytes, the buffer has %u", next, p->state_bytes);
+    }
+    for (t = 0; t < p->num_tensors; ++t) {
+        int listed = 0;
+        for (i = 0; i < p->num_state && !listed; ++i) {
+            listed = state_input(p, i) == t || state_output(p, i) == t;
+        }
+        if (((tensor_flags(p, t) & TF_STATE) != 0u) != listed) {
+            return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u: the STATE flag disagrees with the state section", t);
+        }
+    }
+    return TGR_OK;
+}
+
 /* ---- control-flow graphs (schema 10) ------------------------------------------------------- */
 
 /* SEC_SUBGRAPHS: u16 count, u16 reserved, then 12-byte entries. Graph 0 is the main graph and
@@ -454,7 +515,8 @@ static tgr_status bind_graphs(tgr_plan *p, const sections *s, tgr_error *err)
 static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
 {
     uint32_t t;
-    uint32_t allowed_flags = TF_MODEL_INPUT | TF_MODEL_OUTPUT | (p->version >= 7u ? TF_LINEAR : 0u);
+    uint32_t allowed_flags = TF_MODEL_INPUT | TF_MODEL_OUTPUT | (p->version >= 7u ? TF_LINEAR : 0u) |
+                             (p->version >= 10u ? TF_STATE : 0u);
     for (t = 0; t < p->num_tensors; ++t) {
         const uint8_t *r = tensor_rec(p, t);
         uint32_t ndim = r[10];
@@ -496,15 +558,19 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
          * If/While, between Dequantize and Quantize). None carries quantization. */
         wide = (dtype == DT_INT32 && (iface == 0u || (iface == DT_INT64 && (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))))) ||
                (dtype == DT_FLOAT && iface == 0u && !(flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)));
+        if ((flags & TF_STATE) && (iface != 0u || (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)) ||
+                                   (dtype != DT_INT8 && dtype != DT_INT16))) {
+            return tgr_fail(err, TGR_ERR_TENSOR, "state tensor %u is an interface tensor or holds dtype %u", t, dtype);
+        }
         if (dtype == DT_FLOAT && !wide) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u: float32 model inputs and outputs of an int8 plan "
                             "(DetectionPostProcess results) are not supported by this runtime", t);
         }
-        if (dtype != DT_INT8 && !wide && !(dtype == DT_BOOL && iface == 0u)) {
+        if (dtype != DT_INT8 && !wide && !(dtype == DT_BOOL && iface == 0u) && !(flags & TF_STATE)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8, int32 "
                             "index, bool and (inside the plan) float32 tensors only", t, dtype);
         }
-        bytes = elements * (wide ? 4u : 1u);
+        bytes = elements * (wide ? 4u : dtype == DT_INT16 ? 2u : 1u);
         if (bytes != rd_u32(r + 4)) {
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
                             t, rd_u32(r + 4), (uint32_t)bytes);
@@ -701,7 +767,7 @@ static tgr_status check_dataflow(const tgr_plan *p, tgr_error *err)
         for (k = 0; k < op_num_inputs(p, o); ++k) {
             uint32_t t = op_input(p, o, k);
             int32_t producer = producer_of(p, t);
-            if (!(tensor_flags(p, t) & TF_MODEL_INPUT) && !is_subgraph_input(p, t) &&
+            if (!(tensor_flags(p, t) & (TF_MODEL_INPUT | TF_STATE)) && !is_subgraph_input(p, t) &&
                 (producer < 0 || producer >= (int32_t)o)) {
                 return tgr_fail(err, TGR_ERR_OP, "op %u reads tensor %u before it is produced", o, t);
             }
@@ -759,7 +825,7 @@ static int needed_directly(const tgr_plan *p, uint32_t s, uint32_t t)
 {
     const uint32_t g = graph_of_stage(p, s);
     uint32_t later;
-    if ((tensor_flags(p, t) & TF_MODEL_OUTPUT) || (g > 0u && graph_lists(p, g, 1, t))) {
+    if ((tensor_flags(p, t) & TF_MODEL_OUTPUT) || (g > 0u && graph_lists(p, g, 1, t)) || is_state_output(p, t)) {
         return 1;
     }
     for (later = s + 1u; later < graph_end_stage(p, g); ++later) {
@@ -820,7 +886,9 @@ static tgr_status check_stage_io(const tgr_plan *p, uint32_t s, tgr_error *err)
         const uint32_t g = graph_of_stage(p, s);
         /* available: a model input, an input of the stage's graph, or an earlier stage's output
          * in the same graph */
-        int available = g == 0u ? (tensor_flags(p, t) & TF_MODEL_INPUT) != 0 : graph_lists(p, g, 0, t);
+        int available = g == 0u ? (tensor_flags(p, t) & TF_MODEL_INPUT) != 0 || ((tensor_flags(p, t) & TF_STATE) &&
+                                                                                 !is_state_output(p, t))
+                                : graph_lists(p, g, 0, t);
         for (j = 0; j < i; ++j) {
             if (stage_input(p, s, j) == t) {
                 return tgr_fail(err, TGR_ERR_STAGE, "stage %u lists input tensor %u twice", s, t);
@@ -1021,9 +1089,6 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (st == TGR_OK) st = require_section(&s, SEC_STRINGS, "strings", err);
     if (st == TGR_OK && p.num_tile_plans > 0u) st = require_section(&s, SEC_TILE_PLANS, "tile plans", err);
     if (st == TGR_OK && p.num_quant > 0u) st = require_section(&s, SEC_QUANT_PARAMS, "quant params", err);
-    if (st == TGR_OK && s.present[SEC_STATE]) {
-        st = tgr_fail(err, TGR_ERR_UNSUPPORTED, "state variables are not supported by this runtime");
-    }
     if (st == TGR_OK) st = fit_records(&s, SEC_TENSORS, p.num_tensors, TENSOR_SIZE, err);
     if (st == TGR_OK) st = fit_records(&s, SEC_OPS, p.num_ops, OP_SIZE, err);
     if (st == TGR_OK) st = fit_records(&s, SEC_STAGES, p.num_stages, STAGE_SIZE, err);
@@ -1053,9 +1118,11 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     p.is_int8 = 1u;
     st = bind_quant(&p, &s, err);
     if (st == TGR_OK) st = bind_graphs(&p, &s, err);
+    if (st == TGR_OK) st = bind_state(&p, &s, err);
     if (st == TGR_OK) st = bind_weights(&p, &s, err);
     if (st == TGR_OK) st = bind_attributes(&p, &s, err);
     if (st == TGR_OK) st = check_tensors(&p, err);
+    if (st == TGR_OK) st = check_state(&p, s.end[SEC_STATE] - s.start[SEC_STATE], err);
     if (st == TGR_OK) st = check_interface(&p, err);
     if (st == TGR_OK) st = check_op_records(&p, err);
     if (st == TGR_OK) st = check_dataflow(&p, err);

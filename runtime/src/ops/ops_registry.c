@@ -76,6 +76,11 @@ static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
     case OP_IF:
     case OP_WHILE:
         return 1; /* their checks match operands to the graphs' tensors */
+    case OP_SVDF:
+        /* x, then the previous state; y, then the next state */
+        return n == 2u && op_num_outputs(p, o) == 2u && first == DT_INT8 &&
+               tensor_dtype(p, op_input(p, o, 1)) == DT_INT16 && tensor_dtype(p, op_output(p, o, 0)) == DT_INT8 &&
+               tensor_dtype(p, op_output(p, o, 1)) == DT_INT16;
     case OP_RESHAPE:
     case OP_FLATTEN:
     case OP_TRANSPOSE:

@@ -56,7 +56,8 @@ enum {
     OP_TRANSPOSE = 29, OP_RESIZE = 30, OP_GLOBAL_MAX = 31, OP_SPLIT = 35, OP_RESIZE_LINEAR = 36, OP_REDUCE_MAX = 60, OP_REDUCE_MIN = 61,
     OP_REDUCE_SUM = 62, OP_CUMSUM = 63, OP_ARG_MAX = 64, OP_ARG_MIN = 65, OP_GATHER = 66, OP_GATHER_ND = 67, OP_STRIDED_SLICE = 68, OP_MIRROR_PAD = 69, OP_REVERSE = 70,
     OP_UPDATE_SLICE = 72, OP_EQUAL = 73, OP_LESS = 74, OP_LESS_EQUAL = 75, OP_GREATER = 76, OP_GREATER_EQUAL = 77,
-    OP_AND = 78, OP_OR = 79, OP_NOT = 80, OP_WHERE = 81, OP_CAST = 82, OP_REDUCE_ALL = 84, OP_IF = 87, OP_WHILE = 88,
+    OP_AND = 78, OP_OR = 79, OP_NOT = 80, OP_WHERE = 81, OP_CAST = 82, OP_REDUCE_ALL = 84, OP_SVDF = 85, OP_LSTM = 86,
+    OP_IF = 87, OP_WHILE = 88,
     OP_QUANTIZE = 90,
     OP_DEQUANTIZE = 91, OP_MAX_CODE = 92
 };
@@ -173,6 +174,28 @@ static inline uint32_t graph_in_count(const tgr_plan *p, uint32_t g) { return p-
 static inline uint32_t graph_out_count(const tgr_plan *p, uint32_t g) { return p->num_graphs ? graph_field(p, g, 5) : 0u; }
 static inline uint32_t graph_input(const tgr_plan *p, uint32_t g, uint32_t i) { return pool_index(p, graph_field(p, g, 2) + i); }
 static inline uint32_t graph_output(const tgr_plan *p, uint32_t g, uint32_t i) { return pool_index(p, graph_field(p, g, 4) + i); }
+/* State variables (SEC_STATE): u16 count, u16 0, u32 state_bytes, then 16-byte entries
+ * { u16 input, u16 output (0xFFFF none), u32 offset, u32 bytes, u32 initial (from the section
+ * start) }. */
+#define STATE_ENTRY_SIZE 16u
+static inline const uint8_t *state_entry(const tgr_plan *p, uint32_t i) { return p->state + 8u + STATE_ENTRY_SIZE * i; }
+static inline uint32_t state_input(const tgr_plan *p, uint32_t i) { return rd_u16(state_entry(p, i)); }
+static inline uint32_t state_output(const tgr_plan *p, uint32_t i) { return rd_u16(state_entry(p, i) + 2); }
+static inline uint32_t state_offset(const tgr_plan *p, uint32_t i) { return rd_u32(state_entry(p, i) + 4); }
+static inline uint32_t state_size(const tgr_plan *p, uint32_t i) { return rd_u32(state_entry(p, i) + 8); }
+static inline const uint8_t *state_initial(const tgr_plan *p, uint32_t i) { return p->state + rd_u32(state_entry(p, i) + 12); }
+/* Whether t holds a variable's next value (kept to the end of the run, then saved). */
+static inline int is_state_output(const tgr_plan *p, uint32_t t)
+{
+    uint32_t i;
+    for (i = 0; i < p->num_state; ++i) {
+        if (state_output(p, i) == t) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether t is in graph g's input (0) or output (1) list. */
 static inline int graph_lists(const tgr_plan *p, uint32_t g, int outputs, uint32_t t)
 {

@@ -1,0 +1,47 @@
+"""Stateful models as firmware on QEMU: SVDF layers run several inferences in a row.
+
+The sdist's ``svdf`` and ``svdf_batch`` are built by path (3 inferences, the default for a plan
+with state variables) and ``svdf`` declared with ``[run] runs = 5``; the firmware keeps the state
+in its static buffer, prints RUN lines for every inference but the last, and the build's check
+compares each with the reference's run of the same inputs on one session, in order. A plan
+without state runs once and its firmware has no state buffer.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from build_helpers import REPO, Scons, plan_model_toml, require_tool
+
+sys.path.insert(0, str(REPO / "tests" / "ops"))
+
+
+@pytest.fixture(autouse=True)
+def _tools():
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+
+
+def test_stateful_models_run_inferences_in_a_row_on_qemu(tmp_path: Path) -> None:
+    from models_data import fixture_plan
+
+    from tigris_scons.runlog import parse_run_log
+
+    svdf = fixture_plan("svdf", tmp_path)
+    batch = fixture_plan("svdf_batch", tmp_path)
+    gather = fixture_plan("gather_runtime", tmp_path)  # no state
+    plan_model_toml(tmp_path / "models", "svdf_five", svdf, "runs = 5\n")
+    build = tmp_path / "build"
+    models = [str(svdf), str(batch), str(tmp_path / "models" / "svdf_five"), str(gather)]
+    done = Scons(REPO)("-j2", f"model={','.join(models)}", f"build_dir={build}", "run")
+    for name, runs in ((svdf.stem, 3), (batch.stem, 3), ("svdf_five", 5), (gather.stem, 1)):
+        assert f"result: ok ({name})" in done.stdout, name
+        log = parse_run_log((build / name / f"{name}.run.log").read_text())
+        assert log.complete, log.problems
+        assert sorted(log.earlier_runs) == list(range(runs - 1)), name
+        main_c = (build / name / "main.c").read_text()
+        assert f"#define FW_RUNS {runs}u" in main_c
+        assert ("#define FW_STATE_BYTES 0u" in main_c) == (name == gather.stem)

@@ -9,6 +9,7 @@
  *   path <code> <name>      one line per execution path the loader's check or a run (session init,
  *                           then one inference) takes or asks about (tgr_select_path)
  *   lz4 <0|1>               whether the plan carries LZ4-compressed weight blocks
+ *   state <0|1>             whether the plan keeps state variables (schema 10)
  *   slow_peak <bytes>       slow arena bytes the run used: with `auto` (an arena that holds every
  *                           tensor at once, so nothing ever compacts) exactly the arena that
  *                           repeats this run's allocations, for `slow = "auto"`
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
         }
     }
     printf("lz4 %u\n", plan.num_blocks > 0u ? 1u : 0u);
+    printf("state %u\n", plan.num_state > 0u ? 1u : 0u);
     printf("slow_peak %u\n", (unsigned)session.slow.peak);
     free(fast);
     free(slow);

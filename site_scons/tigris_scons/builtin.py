@@ -4,7 +4,7 @@ The runtime defines every op implementation with ``TGR_OP_IMPL(OP_X, tiling, che
 ``TGR_OP_FALLIBLE`` for one whose run can fail on the data, ``TGR_OP_REFUSED``; or ``TGR_OP_METHODS`` and one ``TGR_OP_METHOD(OP_X, METHOD_Y, run)`` per method
 for an op whose arithmetic the plan selects, like Softmax's integer and float methods) and every execution path with ``TGR_PATH_IMPL(TGR_PATH_X, run, fits)`` (or
 ``TGR_PATH_RUNNER`` for the normal path), which give them external names (``tgr_run_OP_X``,
-``tgr_path_run_TGR_PATH_X``...). Nothing in the runtime calls those names; three small generated
+``tgr_path_run_TGR_PATH_X``...). Nothing in the runtime calls those names; four small generated
 units do, with switches of direct calls (docs/firmware.md#per-model-runtime):
 
 * ``ops/ops_built_in.c``: the ops' tiling modes, checks and runs (by method, for ops with methods:
@@ -12,7 +12,11 @@ units do, with switches of direct calls (docs/firmware.md#per-model-runtime):
   runtime implements (so a firmware can say "not built into this firmware");
 * ``exec/paths_built_in.c``: the mask of linked paths, their runners and fit tests;
 * ``memory/weights_built_in.c``: compressed weights (``weights.c`` and the LZ4 decoder), or plain
-  in-place weights (``weights_plain.c``), which refuse a plan with compressed blocks.
+  in-place weights (``weights_plain.c``), which refuse a plan with compressed blocks;
+* ``load/extensions_built_in.c``: schema 10 control-flow graphs (with the control path) and state
+  variables at load, each full (``extensions.c``) or plain (``extensions_plain.c``, which refuses
+  a plan that has them); ``exec/paths_built_in.c`` also holds the state copies around a run
+  (``exec/state_copies.c``, or empty for a plan without state).
 
 Direct calls, not tables of function pointers, so the linker keeps exactly what is called and the
 static stack analysis (stackuse.py) sees every edge of the call graph.
@@ -33,7 +37,8 @@ from . import runtime_tree
 from .errors import TigrisError
 
 #: generated unit -> its layer folder (each lists objects of its own layer or a lower one)
-UNITS: dict[str, str] = {"ops_built_in": "ops", "paths_built_in": "exec", "weights_built_in": "memory"}
+UNITS: dict[str, str] = {"ops_built_in": "ops", "paths_built_in": "exec", "weights_built_in": "memory",
+                         "extensions_built_in": "load"}
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _OP_IMPL = re.compile(r"^[ \t]*TGR_OP_(?:IMPL|FALLIBLE)\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
@@ -97,6 +102,11 @@ class Needs:
     lz4: bool
     slow_peak: int  # slow arena bytes the run used (exactly what `slow = "auto"` reserves)
     methods: dict[int, str] = field(default_factory=dict)  # of the ops with methods
+    state: bool = False  # state variables (schema 10 SEC_STATE)
+
+
+#: TGR_PATH_CONTROL: the plan has control-flow graphs exactly when a stage takes this path.
+CONTROL_PATH = 8
 
 
 def _code(path: Path) -> str:
@@ -154,7 +164,7 @@ def _value_of(values: dict[str, int], name: str, found: dict, kind: str) -> int:
 
 def parse_needs(text: str) -> Needs | None:
     """``tgr_plan_needs`` output (``op 1 Conv``, ``method 1 softmax_integer``, ``path 0 normal``,
-    ``lz4 0`` lines) -> :class:`Needs`.
+    ``lz4 0``, ``state 0`` lines) -> :class:`Needs`.
 
     ``None`` when the runtime refused the plan or the arenas (an ``error`` line): the firmware
     then links the full runtime and reports that refusal itself, exactly as it would have.
@@ -167,15 +177,16 @@ def parse_needs(text: str) -> Needs | None:
         words = line.split()
         if len(words) == 3 and words[0] in named and words[1].isdigit():
             named[words[0]][int(words[1])] = words[2]
-        elif len(words) == 2 and words[0] in ("lz4", "slow_peak") and words[1].isdigit():
+        elif len(words) == 2 and words[0] in ("lz4", "slow_peak", "state") and words[1].isdigit():
             scalars[words[0]] = int(words[1])
-    if set(scalars) != {"lz4", "slow_peak"}:
+    if not {"lz4", "slow_peak"} <= set(scalars):
         raise BuiltInError(f"tgr_plan_needs printed no lz4/slow_peak lines: {text.strip()[:200]!r}")
-    return Needs(named["op"], named["path"], scalars["lz4"] == 1, scalars["slow_peak"], named["method"])
+    return Needs(named["op"], named["path"], scalars["lz4"] == 1, scalars["slow_peak"], named["method"],
+                 scalars.get("state", 0) == 1)
 
 
 def render(catalog: Catalog, needs: Needs | None = None) -> dict[str, str]:
-    """The three generated units (``"ops/ops_built_in.c"`` -> C text); ``needs=None`` is the full set.
+    """The four generated units (``"ops/ops_built_in.c"`` -> C text); ``needs=None`` is the full set.
 
     Opcodes the full runtime does not implement are left out: the loader refuses them as it
     always does ("not supported by this runtime").
@@ -184,11 +195,14 @@ def render(catalog: Catalog, needs: Needs | None = None) -> dict[str, str]:
     methods = sorted(catalog.methods) if needs is None else sorted(needs.methods.keys() & catalog.methods.keys())
     paths = sorted(catalog.paths) if needs is None else sorted(needs.paths.keys() & catalog.paths.keys())
     lz4 = True if needs is None else needs.lz4
+    state = True if needs is None else needs.state
+    graphs = CONTROL_PATH in paths
     what = "the full runtime" if needs is None else "the ops, methods and paths of one plan"
     head = f"/* Generated by site_scons/tigris_scons/builtin.py: {what}. Do not edit. */\n"
     return {"ops/ops_built_in.c": head + _ops_unit(catalog, ops, methods),
-            "exec/paths_built_in.c": head + _paths_unit(catalog, paths),
-            "memory/weights_built_in.c": head + _weights_unit(lz4)}
+            "exec/paths_built_in.c": head + _paths_unit(catalog, paths) + _state_copies(state),
+            "memory/weights_built_in.c": head + _weights_unit(lz4),
+            "load/extensions_built_in.c": head + _extensions_unit(graphs, state)}
 
 
 def _switch(selector: str, cases: list[tuple[int, str, str]], fallback: str) -> str:
@@ -278,6 +292,27 @@ def _weights_unit(lz4: bool) -> str:
             f"{{\n    return tgr_{impl}_stage_weight_bytes(p, stage);\n}}\n\n"
             "tgr_status tgr_unpack_stage_weights(tgr_session *s, uint32_t stage, const uint8_t **base, tgr_error *err)\n"
             f"{{\n    return tgr_{impl}_unpack_stage_weights(s, stage, base, err);\n}}\n")
+
+
+def _extensions_unit(graphs: bool, state: bool) -> str:
+    g = "full" if graphs else "plain"
+    v = "full" if state else "plain"
+    return ('#include "load/extensions.h"\n\n'
+            "tgr_status tgr_bind_graphs(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err)\n"
+            f"{{\n    return tgr_{g}_bind_graphs(p, start, end, err);\n}}\n\n"
+            "tgr_status tgr_bind_state(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err)\n"
+            f"{{\n    return tgr_{v}_bind_state(p, start, end, err);\n}}\n\n"
+            "tgr_status tgr_check_state(const tgr_plan *p, uint32_t section_len, tgr_error *err)\n"
+            f"{{\n    return tgr_{v}_check_state(p, section_len, err);\n}}\n")
+
+
+def _state_copies(state: bool) -> str:
+    """The state copies around a run (exec layer): the full ones, or none for a plan without state."""
+    if state:
+        return ("\ntgr_status tgr_state_in(tgr_session *s, tgr_error *err)\n{\n    return tgr_full_state_in(s, err);\n}\n"
+                "\nvoid tgr_state_out(tgr_session *s)\n{\n    tgr_full_state_out(s);\n}\n")
+    return ("\ntgr_status tgr_state_in(tgr_session *s, tgr_error *err)\n{\n    (void)s;\n    (void)err;\n"
+            "    return TGR_OK;\n}\n\nvoid tgr_state_out(tgr_session *s)\n{\n    (void)s;\n}\n")
 
 
 def write(out_dir: Path, catalog: Catalog, needs: Needs | None = None) -> list[Path]:

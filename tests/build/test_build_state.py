@@ -4,11 +4,12 @@ The sdist's ``svdf`` and ``svdf_batch`` are built by path (3 inferences, the def
 with state variables) and ``svdf`` declared with ``[run] runs = 5``; the firmware keeps the state
 in its static buffer, prints RUN lines for every inference but the last, and the build's check
 compares each with the reference's run of the same inputs on one session, in order. A plan
-without state runs once and its firmware has no state buffer.
+without state runs once, and its firmware has no state buffer and links no state copies.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -45,3 +46,8 @@ def test_stateful_models_run_inferences_in_a_row_on_qemu(tmp_path: Path) -> None
         main_c = (build / name / "main.c").read_text()
         assert f"#define FW_RUNS {runs}u" in main_c
         assert ("#define FW_STATE_BYTES 0u" in main_c) == (name == gather.stem)
+        # the state copies are linked exactly into the firmwares whose plans keep state
+        symbols = subprocess.run([require_tool("arm-none-eabi-nm"), str(build / name / f"{name}.elf")],
+                                 capture_output=True, text=True, check=True).stdout
+        assert (" tgr_full_state_in" in symbols) == (name != gather.stem), name
+        assert " tgr_full_bind_graphs" not in symbols, name

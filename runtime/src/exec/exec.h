@@ -49,6 +49,17 @@ tgr_status tgr_run_op(tgr_session *s, uint32_t o, const int32_t *region, const u
 tgr_status tgr_run_unit(tgr_session *s, uint32_t stage, uint32_t *last, tgr_error *err);
 void tgr_end_unit(tgr_session *s, uint32_t stage, uint32_t last);
 
+/* ---- state variables (state_copies.c) ---------------------------------------------------------- */
+
+/* One run: the variables' previous values into slow memory after the inputs, and their next
+ * values back into the state buffer after a successful run. The generated exec/paths_built_in.c
+ * forwards them to the full forms for a plan with state variables, and makes them empty for one
+ * without (a firmware then links no copies). */
+tgr_status tgr_state_in(tgr_session *s, tgr_error *err);
+void tgr_state_out(tgr_session *s);
+tgr_status tgr_full_state_in(tgr_session *s, tgr_error *err);
+void tgr_full_state_out(tgr_session *s);
+
 /* ---- the paths ------------------------------------------------------------------------------- */
 
 /* A path's runner runs the unit starting at `stage` (`path` says which, for the runner of

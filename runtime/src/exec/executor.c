@@ -324,19 +324,9 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
                             "stored in", i);
         }
     }
-    /* the state variables' previous values, copied in after the inputs */
-    for (i = 0; i < p->num_state; ++i) {
-        uint32_t t = state_input(p, i);
-        st = tgr_place_slow(s, t, NONE16, err);
-        if (st != TGR_OK) {
-            return st;
-        }
-        if (!s->rehearsing) {
-            memcpy(s->tensor_ptr[t], s->state + state_offset(p, i), state_size(p, i));
-            s->counters.copy_bytes += state_size(p, i);
-        }
-        tgr_emit(s, TGR_EV_COPY, TGR_POOL_SLOW, NONE16, t, NONE16, (uint32_t)(s->tensor_ptr[t] - s->slow.base), 0u,
-                 state_size(p, i));
+    st = tgr_state_in(s, err); /* the state variables' previous values, after the inputs */
+    if (st != TGR_OK) {
+        return st;
     }
     for (stage = 0; stage < graph_end_stage(p, 0u); ++stage) {
         uint32_t last;
@@ -354,19 +344,7 @@ static tgr_status execute(tgr_session *s, const void *const *inputs, void *const
         uint32_t t = model_io_tensor(p, p->num_inputs + i);
         convert_out(p, t, (const int8_t *)s->tensor_ptr[t], (uint8_t *)outputs[i]);
     }
-    /* the run succeeded: the variables' next values become the state */
-    for (i = 0; i < p->num_state; ++i) {
-        uint32_t t = state_output(p, i);
-        if (t == NONE16) {
-            continue;
-        }
-        if (!s->rehearsing) {
-            memcpy(s->state + state_offset(p, i), s->tensor_ptr[t], state_size(p, i));
-            s->counters.copy_bytes += state_size(p, i);
-        }
-        tgr_emit(s, TGR_EV_COPY, TGR_POOL_NONE, NONE16, t, NONE16, 0u, (uint32_t)(s->tensor_ptr[t] - s->slow.base),
-                 state_size(p, i));
-    }
+    tgr_state_out(s); /* the run succeeded: the variables' next values become the state */
     tgr_fast_reset(s, NONE16);
     return TGR_OK;
 }

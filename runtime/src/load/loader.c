@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "exec/exec.h"
+#include "load/extensions.h"
 #include "memory/weights.h"
 #include "ops/ops_registry.h"
 #include "plan/optable.h"
@@ -397,115 +398,6 @@ static tgr_status bind_attributes(tgr_plan *p, const sections *s, tgr_error *err
                             kind, op, tgr_op_name(op_type(p, op)));
         }
         prev_key = key;
-    }
-    return TGR_OK;
-}
-
-/* ---- state variables (schema 10) --------------------------------------------------------- */
-
-/* SEC_STATE's header and entries fit the section; what they say is checked with the tensors
- * (check_state). */
-static tgr_status bind_state(tgr_plan *p, const sections *s, tgr_error *err)
-{
-    uint32_t start, len;
-    if (!s->present[SEC_STATE]) {
-        return TGR_OK;
-    }
-    start = s->start[SEC_STATE];
-    len = s->end[SEC_STATE] - start;
-    if (len < 8u || rd_u16(p->data + start + 2u) != 0u) {
-        return tgr_fail(err, TGR_ERR_RANGE, "state section header is invalid");
-    }
-    p->state = p->data + start;
-    p->num_state = rd_u16(p->state);
-    p->state_bytes = rd_u32(p->state + 4);
-    if (p->state_bytes == 0u || 8u + STATE_ENTRY_SIZE * (uint32_t)p->num_state > len) {
-        return tgr_fail(err, TGR_ERR_RANGE, "state section holds %u variables of %u bytes in %u bytes", p->num_state,
-                        p->state_bytes, len);
-    }
-    return TGR_OK;
-}
-
-/* Each variable: a STATE tensor holding the previous value and one holding the next (or none,
- * when no STATE tensor is left for it), alike in size and dtype, at the next 4-byte-aligned
- * offset of the state buffer, with its initial value inside the section; every STATE tensor is
- * one of them. */
-static tgr_status check_state(const tgr_plan *p, uint32_t section_len, tgr_error *err)
-{
-    uint32_t i, t, next = 0;
-    for (i = 0; i < p->num_state; ++i) {
-        uint32_t in = state_input(p, i), out = state_output(p, i), bytes = state_size(p, i);
-        uint32_t initial = rd_u32(state_entry(p, i) + 12);
-        if (in >= p->num_tensors || !(tensor_flags(p, in) & TF_STATE) ||
-            (out != NONE16 && (out >= p->num_tensors || !(tensor_flags(p, out) & TF_STATE) ||
-                               tensor_dtype(p, out) != tensor_dtype(p, in)))) {
-            return tgr_fail(err, TGR_ERR_TENSOR, "state variable %u names tensors that are not its STATE tensors", i);
-        }
-        if (state_offset(p, i) != next || bytes != tensor_bytes(p, in) ||
-            (out != NONE16 && tensor_bytes(p, out) != bytes) || initial > section_len || bytes > section_len - initial) {
-            return tgr_fail(err, TGR_ERR_RANGE, "state variable %u offset, size or initial value is out of place", i);
-        }
-        next += (bytes + 3u) & ~3u;
-    }
-    if (next > p->state_bytes) {
-        return tgr_fail(err, TGR_ERR_RANGE, "state variables need %u bytes, the buffer has %u", next, p->state_bytes);
-    }
-    for (t = 0; t < p->num_tensors; ++t) {
-        int listed = 0;
-        for (i = 0; i < p->num_state && !listed; ++i) {
-            listed = state_input(p, i) == t || state_output(p, i) == t;
-        }
-        if (((tensor_flags(p, t) & TF_STATE) != 0u) != listed) {
-            return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u: the STATE flag disagrees with the state section", t);
-        }
-    }
-    return TGR_OK;
-}
-
-/* ---- control-flow graphs (schema 10) ------------------------------------------------------- */
-
-/* SEC_SUBGRAPHS: u16 count, u16 reserved, then 12-byte entries. Graph 0 is the main graph and
- * starts at stage 0; each graph is a non-empty stage range right after the one before, and the
- * ranges cover the stage table. Their input and output lists are index-pool runs of tensors. */
-static tgr_status bind_graphs(tgr_plan *p, const sections *s, tgr_error *err)
-{
-    uint32_t start, len, count, g, next = 0;
-    if (!s->present[SEC_SUBGRAPHS]) {
-        return TGR_OK;
-    }
-    start = s->start[SEC_SUBGRAPHS];
-    len = s->end[SEC_SUBGRAPHS] - start;
-    if (len < 4u || rd_u16(p->data + start + 2u) != 0u) {
-        return tgr_fail(err, TGR_ERR_RANGE, "subgraph table header is invalid");
-    }
-    count = rd_u16(p->data + start);
-    if (count < 2u || 4u + GRAPH_ENTRY_SIZE * count > len) {
-        return tgr_fail(err, TGR_ERR_RANGE, "subgraph table holds %u graphs in %u bytes", count, len);
-    }
-    p->graphs = p->data + start + 4u;
-    p->num_graphs = (uint16_t)count;
-    for (g = 0; g < count; ++g) {
-        uint32_t first = graph_field(p, g, 0), n = graph_field(p, g, 1), side, i;
-        if (first != next || n == 0u || first + n > p->num_stages) {
-            return tgr_fail(err, TGR_ERR_STAGE, "graph %u stage range [%u, %u) is not the next of the stage table", g,
-                            first, first + n);
-        }
-        next = first + n;
-        for (side = 0; side < 2u; ++side) {
-            uint32_t off = graph_field(p, g, 2u + 2u * side), items = graph_field(p, g, 3u + 2u * side);
-            if (off + items > p->index_pool_count) {
-                return tgr_fail(err, TGR_ERR_RANGE, "graph %u tensor list outside the index pool", g);
-            }
-            for (i = 0; i < items; ++i) {
-                if (pool_index(p, off + i) >= p->num_tensors) {
-                    return tgr_fail(err, TGR_ERR_RANGE, "graph %u lists tensor %u of %u", g, pool_index(p, off + i),
-                                    p->num_tensors);
-                }
-            }
-        }
-    }
-    if (next != p->num_stages) {
-        return tgr_fail(err, TGR_ERR_STAGE, "stages %u..%u belong to no graph", next, p->num_stages - 1u);
     }
     return TGR_OK;
 }
@@ -1117,12 +1009,12 @@ tgr_status tgr_plan_load(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     }
     p.is_int8 = 1u;
     st = bind_quant(&p, &s, err);
-    if (st == TGR_OK) st = bind_graphs(&p, &s, err);
-    if (st == TGR_OK) st = bind_state(&p, &s, err);
+    if (st == TGR_OK && s.present[SEC_SUBGRAPHS]) st = tgr_bind_graphs(&p, s.start[SEC_SUBGRAPHS], s.end[SEC_SUBGRAPHS], err);
+    if (st == TGR_OK && s.present[SEC_STATE]) st = tgr_bind_state(&p, s.start[SEC_STATE], s.end[SEC_STATE], err);
     if (st == TGR_OK) st = bind_weights(&p, &s, err);
     if (st == TGR_OK) st = bind_attributes(&p, &s, err);
     if (st == TGR_OK) st = check_tensors(&p, err);
-    if (st == TGR_OK) st = check_state(&p, s.end[SEC_STATE] - s.start[SEC_STATE], err);
+    if (st == TGR_OK) st = tgr_check_state(&p, s.end[SEC_STATE] - s.start[SEC_STATE], err);
     if (st == TGR_OK) st = check_interface(&p, err);
     if (st == TGR_OK) st = check_op_records(&p, err);
     if (st == TGR_OK) st = check_dataflow(&p, err);

@@ -228,15 +228,17 @@ static const char *gather_operands_of(const tgr_plan *p, uint32_t o, gather_oper
             len / 4u > TGR_MAX_RANK) {
             return TGR_TEXT("its constant table does not match its table shape attribute");
         }
+        uint64_t elements = 1u;
         g->indices = op_input(p, o, 0);
         g->rank = len / 4u;
         for (k = 0; k < g->rank; ++k) {
             g->dims[k] = rd_i32(table + 4u * k);
-            if (g->dims[k] < 1) {
+            elements *= g->dims[k] > 0 ? (uint64_t)g->dims[k] : 0u;
+            if (elements == 0u || elements > weight_size(p, sp.weight_idx)) { /* no 32-bit wrap */
                 return TGR_TEXT("its constant table does not match its table shape attribute");
             }
         }
-        return weight_size(p, sp.weight_idx) == (uint64_t)product(g->dims, 0u, g->rank) && p->num_blocks == 0u
+        return weight_size(p, sp.weight_idx) == elements && p->num_blocks == 0u
                    ? NULL
                    : TGR_TEXT("its constant table does not match its table shape attribute");
     }
@@ -256,16 +258,20 @@ static const char *gather_operands_of(const tgr_plan *p, uint32_t o, gather_oper
 /* The indices: `count` int32s, constant ones each in [0, limit[k % depth]) (checked here, as they
  * are known at load), run-time ones checked by the kernel as it reads them. */
 static tgr_status check_indices(const tgr_plan *p, uint32_t o, const gather_operands *g, uint64_t count,
-                                uint32_t depth, const int32_t *limit, tgr_error *err)
+                                uint32_t depth, const int32_t *limit, const uint8_t *shape, uint32_t shape_rank,
+                                tgr_error *err)
 {
     op_spatial sp;
     const uint8_t *data;
     uint64_t i;
     op_decode(p, o, &sp);
     if (g->indices != NONE16) {
-        return tensor_bytes(p, g->indices) == 4u * count
-                   ? check_copy(p, o, err)
-                   : tgr_bad_op(err, p, o, "its index tensor does not hold the index shape");
+        /* exactly the index shape: a table's lookups run in bands of the tensor's own extents */
+        int same = tensor_ndim(p, g->indices) == shape_rank && tensor_bytes(p, g->indices) == 4u * count;
+        for (i = 0; same && i < shape_rank; ++i) {
+            same = tensor_dim(p, g->indices, (uint32_t)i) == movement_int(shape, (uint32_t)i);
+        }
+        return same ? check_copy(p, o, err) : tgr_bad_op(err, p, o, "its index tensor does not hold the index shape");
     }
     if (p->num_blocks > 0u) {
         return tgr_unsupported_op(err, p, o, "indices inside LZ4-compressed weights");
@@ -339,7 +345,7 @@ static tgr_status check_gather(const tgr_plan *p, uint32_t o, tgr_error *err)
         }
     }
     extent = g.dims[axis]; /* every index selects along the gather axis */
-    return check_indices(p, o, &g, count, 1u, &extent, err);
+    return check_indices(p, o, &g, count, 1u, &extent, m + 12, index_rank, err);
 }
 
 static uint32_t run_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -409,7 +415,7 @@ static tgr_status check_gather_nd(const tgr_plan *p, uint32_t o, tgr_error *err)
             return tgr_bad_op(err, p, o, "the output extents are not the ones the op produces");
         }
     }
-    return check_indices(p, o, &g, count, depth, g.dims, err);
+    return check_indices(p, o, &g, count, depth, g.dims, m + 4, n - 1u, err);
 }
 
 static uint32_t run_gather_nd(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)

@@ -237,7 +237,13 @@ def read_plan(source: str | Path | bytes) -> PlanInfo:
         state_start, state_end = extent(SEC_STATE)
         if state_start + 8 > state_end:
             raise fail("state section is truncated")
-        state_bytes = struct.unpack_from("<I", data, state_start + 4)[0]
+        count = struct.unpack_from("<H", data, state_start)[0]
+        if state_start + 8 + 16 * count > state_end:
+            raise fail(f"{count} state variables do not fit their section")
+        # what the variables take (the runtime's tgr_state_required), not the header's figure,
+        # which may be larger
+        state_bytes = sum((struct.unpack_from("<I", data, state_start + 8 + 16 * i + 8)[0] + 3) // 4 * 4
+                          for i in range(count))
 
     return PlanInfo(
         version=version,

@@ -34,6 +34,7 @@ tgr_status tgr_plan_bind(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     uint32_t start[SEC_COUNT + 1], end[SEC_COUNT + 1];
     tgr_plan p;
     tgr_status st = TGR_OK;
+    uint32_t k;
     memset(&p, 0, sizeof p);
     p.data = d;
     p.size = size;
@@ -86,7 +87,10 @@ tgr_status tgr_plan_bind(tgr_plan *plan, const void *data, uint32_t size, tgr_er
     if (end[SEC_STATE] != 0u) {
         p.state = d + start[SEC_STATE];
         p.num_state = rd_u16(p.state);
-        p.state_bytes = rd_u32(p.state + 4);
+        p.state_bytes = 0u; /* what the variables take, as the loader binds it */
+        for (k = 0; k < p.num_state; ++k) {
+            p.state_bytes += (state_size(&p, k) + 3u) & ~3u;
+        }
     }
     if (end[SEC_SUBGRAPHS] != 0u) {
         p.graphs = d + start[SEC_SUBGRAPHS] + 4u;

@@ -7,20 +7,32 @@
 /* ---- state variables (schema 10) --------------------------------------------------------- */
 
 /* SEC_STATE's header and entries fit the section; what they say is checked with the tensors
- * (tgr_full_check_state). */
+ * (tgr_full_check_state). The header's buffer size may exceed what the variables take (the
+ * reference accepts that): the session's state buffer is only what they take, so a header of
+ * 4 GiB does not make a host allocate it. */
 tgr_status tgr_full_bind_state(tgr_plan *p, uint32_t start, uint32_t end, tgr_error *err)
 {
     const uint32_t len = end - start;
+    uint32_t header_bytes, i;
+    uint64_t need = 0u;
     if (len < 8u || rd_u16(p->data + start + 2u) != 0u) {
         return tgr_fail(err, TGR_ERR_RANGE, "state section header is invalid");
     }
     p->state = p->data + start;
     p->num_state = rd_u16(p->state);
-    p->state_bytes = rd_u32(p->state + 4);
-    if (p->state_bytes == 0u || 8u + STATE_ENTRY_SIZE * (uint32_t)p->num_state > len) {
+    header_bytes = rd_u32(p->state + 4);
+    if (header_bytes == 0u || 8u + STATE_ENTRY_SIZE * (uint32_t)p->num_state > len) {
         return tgr_fail(err, TGR_ERR_RANGE, "state section holds %u variables of %u bytes in %u bytes", p->num_state,
-                        p->state_bytes, len);
+                        header_bytes, len);
     }
+    for (i = 0; i < p->num_state; ++i) {
+        need += ((uint64_t)state_size(p, i) + 3u) & ~(uint64_t)3u;
+    }
+    if (need > header_bytes) {
+        return tgr_fail(err, TGR_ERR_RANGE, "state variables need %u bytes, the buffer has %u",
+                        need > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)need, header_bytes);
+    }
+    p->state_bytes = (uint32_t)need;
     return TGR_OK;
 }
 
@@ -44,9 +56,6 @@ tgr_status tgr_full_check_state(const tgr_plan *p, uint32_t section_len, tgr_err
             return tgr_fail(err, TGR_ERR_RANGE, "state variable %u offset, size or initial value is out of place", i);
         }
         next += (bytes + 3u) & ~3u;
-    }
-    if (next > p->state_bytes) {
-        return tgr_fail(err, TGR_ERR_RANGE, "state variables need %u bytes, the buffer has %u", next, p->state_bytes);
     }
     for (t = 0; t < p->num_tensors; ++t) {
         int listed = 0;

@@ -290,13 +290,37 @@ static tgr_status check_indices(const tgr_plan *p, uint32_t o, const gather_oper
 }
 
 /* The data and index bytes of a run: tensors, or the op's weight. */
-static void gather_buffers(const tgr_plan *p, uint32_t o, const gather_operands *g, uint8_t *const *tensor_ptr,
-                           const int8_t **data, const uint8_t **indices)
+/* A run's operands: the data and index bytes (tensors, or the op's weight) and the data's
+ * extents in this region's band. */
+static void gather_buffers(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                           gather_operands *g, const int8_t **data, const uint8_t **indices)
 {
     op_spatial sp;
     op_decode(p, o, &sp);
+    gather_operands_of(p, o, g);
+    if (g->data != NONE16) {
+        tgr_band_dims(p, g->data, region, g->dims);
+    }
     *data = g->data != NONE16 ? (const int8_t *)tensor_ptr[g->data] : (const int8_t *)weight_data(p, sp.weight_idx);
     *indices = g->indices != NONE16 ? tensor_ptr[g->indices] : weight_data(p, sp.weight_idx);
+}
+
+/* How many lookups run: the product of index axes [from, to) of the index tensor (in this
+ * region's band: a table's lookups are banded, run-time indices are read whole), or of the
+ * constant indices' extents, MOVEMENT values shape_at + from.. (the loader made both agree). */
+static uint32_t lookups(const tgr_plan *p, const gather_operands *g, const int32_t *region, const uint8_t *m,
+                        uint32_t shape_at, uint32_t from, uint32_t to)
+{
+    int32_t dims[TGR_MAX_RANK];
+    uint32_t k;
+    if (g->indices != NONE16) {
+        tgr_band_dims(p, g->indices, region, dims);
+        return product(dims, from, to);
+    }
+    for (k = from; k < to; ++k) {
+        dims[k] = movement_int(m, shape_at + k);
+    }
+    return product(dims, from, to);
 }
 
 /* Gather's MOVEMENT: axis, batch_dims, index_rank, index_shape... */
@@ -351,34 +375,20 @@ static tgr_status check_gather(const tgr_plan *p, uint32_t o, tgr_error *err)
 static uint32_t run_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     gather_operands g;
-    uint32_t n, k;
+    uint32_t n;
     const uint8_t *m = movement(p, o, &n);
     uint32_t axis = (uint32_t)movement_int(m, 0);
     uint32_t batch = (uint32_t)movement_int(m, 1);
     tgr_gather_shape shape;
     const int8_t *data;
     const uint8_t *indices;
-    gather_operands_of(p, o, &g);
-    gather_buffers(p, o, &g, tensor_ptr, &data, &indices);
-    if (g.data != NONE16) {
-        tgr_band_dims(p, g.data, region, g.dims);
-    }
+    gather_buffers(p, o, tensor_ptr, region, &g, &data, &indices);
     shape.batches = product(g.dims, 0u, batch);
     shape.outer = product(g.dims, batch, axis);
     shape.extent = (uint32_t)g.dims[axis];
     shape.inner = product(g.dims, axis + 1u, g.rank);
-    shape.count = 1u;
+    shape.count = lookups(p, &g, region, m, 3u, batch, n - 3u);
     shape.from_end = g.data == NONE16;
-    if (g.data == NONE16) {
-        /* A table's lookups run in bands of the indices (their extents from the region). */
-        int32_t index_dims[TGR_MAX_RANK];
-        tgr_band_dims(p, g.indices, region, index_dims);
-        shape.count = product(index_dims, 0u, tensor_ndim(p, g.indices));
-    } else {
-        for (k = 3u + batch; k < n; ++k) {
-            shape.count *= (uint32_t)movement_int(m, k);
-        }
-    }
     return tgr_gather_s8(&shape, indices, data, (int8_t *)tensor_ptr[op_output(p, o, 0)]) ? TGR_FAULT_NONE
                                                                                           : TGR_FAULT_INDEX_RANGE;
 }
@@ -421,26 +431,14 @@ static tgr_status check_gather_nd(const tgr_plan *p, uint32_t o, tgr_error *err)
 static uint32_t run_gather_nd(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     gather_operands g;
-    uint32_t n, k, count = 1u;
+    uint32_t n;
     const uint8_t *m = movement(p, o, &n);
     uint32_t depth = (uint32_t)movement_int(m, n - 1u);
     const int8_t *data;
     const uint8_t *indices;
-    gather_operands_of(p, o, &g);
-    gather_buffers(p, o, &g, tensor_ptr, &data, &indices);
-    if (g.data != NONE16) {
-        tgr_band_dims(p, g.data, region, g.dims);
-    }
-    if (g.data == NONE16) {
-        /* A table's lookups run in bands of the index tuples (their extents from the region). */
-        int32_t index_dims[TGR_MAX_RANK];
-        tgr_band_dims(p, g.indices, region, index_dims);
-        count = product(index_dims, 0u, tensor_ndim(p, g.indices) - 1u);
-    } else {
-        for (k = 1u; k + 1u < n; ++k) {
-            count *= (uint32_t)movement_int(m, k);
-        }
-    }
+    uint32_t count;
+    gather_buffers(p, o, tensor_ptr, region, &g, &data, &indices);
+    count = lookups(p, &g, region, m, 1u, 0u, n - 2u); /* the tuples: every index axis but the last */
     return tgr_gather_nd_s8(count, depth, g.dims, indices, product(g.dims, depth, g.rank), g.data == NONE16, data,
                             (int8_t *)tensor_ptr[op_output(p, o, 0)])
                ? TGR_FAULT_NONE

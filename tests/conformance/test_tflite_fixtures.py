@@ -47,12 +47,10 @@ SDIST_FIXTURE_COUNT = 343
 COMPILER_REFUSALS: dict[str, str] = {}
 
 _DTYPE_FLOAT = "float32 model inputs and outputs of an int8 plan"  # DetectionPostProcess results
-_LSTM = "(Lstm) is not supported by this runtime"
 
 #: int8 fixture plan (256K) -> substring of our loader's refusal
 EXPECTED_REFUSALS: dict[str, str] = {
     "detection_fast": _DTYPE_FLOAT, "detection_regular": _DTYPE_FLOAT,
-    **{n: _LSTM for n in ("lstm", "lstm_time_major_clip")},
 }
 
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the

@@ -9,6 +9,15 @@
  *
  * Refused at load, where the reference's arithmetic was not measured: a non-zero state zero
  * point, a fused activation, weights inside LZ4-compressed blocks.
+ *
+ * Lstm (86), whole tensors: inputs x [batch, steps, inputs] (or [steps, batch, inputs] when time
+ * major) int8, the previous hidden state [batch, units] int8 and cell state int16; outputs the
+ * hidden state of every step (x's layout, units for inputs) and the next hidden and cell states.
+ * OP_ATTR_CONSTANTS names the gates' input weights, recurrent weights and int32 biases (gates i,
+ * f, c, o); OP_ATTR_LSTM's int8 form the zero points, the cell exponent and clip and 11 pairs.
+ * Accepted where the reference accepts (its ranges measured): exponents -30..15, clips 0..32767,
+ * any non-negative multiplier with a shift in -31..30. The cell is clipped only when the float
+ * clip is non-zero, to the clip in cell units, as the reference clips.
  */
 #include "kernels/kernels_recurrent.h"
 #include "ops/ops.h"
@@ -99,3 +108,109 @@ static void run_svdf(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
 }
 
 TGR_OP_IMPL(OP_SVDF, TILING_ROWS, check_svdf, run_svdf);
+
+enum { LSTM_ATTR_BYTES = 112, LSTM_CONSTANTS = 12 };
+
+/* A pair the reference accepts for LSTM: any non-negative multiplier, a shift in -31..30. */
+static int lstm_pair_accepted(int32_t multiplier, int32_t shift) { return multiplier >= 0 && shift >= -31 && shift <= 30; }
+
+/* The LSTM's geometry, pairs and weights from the plan (its operand dtypes are checked by the
+ * registry); NULL, or what is wrong. */
+static const char *lstm_params(const tgr_plan *p, uint32_t o, tgr_lstm_params *q, const uint8_t **weights)
+{
+    uint32_t len = 0, k, x, hidden, y, batch_axis, step_axis;
+    const uint8_t *constants = tgr_attr_find(p, o, ATTR_CONSTANTS, &len);
+    const uint8_t *attr;
+    int in_range;
+    float clip;
+    int32_t clip_units;
+    if (op_num_inputs(p, o) != 3u || op_num_outputs(p, o) != 3u || constants == NULL || len != 2u * LSTM_CONSTANTS) {
+        return TGR_TEXT("its operands or constants are not an LSTM's");
+    }
+    attr = tgr_attr_find(p, o, ATTR_LSTM, &len);
+    if (attr == NULL || len != LSTM_ATTR_BYTES) {
+        return TGR_TEXT("its LSTM attribute is not the int8 form");
+    }
+    q->time_major = rd_i32(attr);
+    clip = rd_f32(attr + 4);
+    q->input_zp = rd_i32(attr + 8);
+    q->hidden_zp = rd_i32(attr + 12);
+    q->cell_power = rd_i32(attr + 16);
+    clip_units = rd_i32(attr + 20);
+    q->cell_clip = clip != 0.0f ? clip_units : -1;
+    in_range = q->input_zp >= -128 && q->input_zp <= 127 && q->hidden_zp >= -128 && q->hidden_zp <= 127 &&
+               q->cell_power >= -30 && q->cell_power <= 15 && clip_units >= 0 && clip_units <= 32767;
+    for (k = 0; k < 11u; ++k) {
+        q->pairs[k][0] = rd_i32(attr + 24u + 8u * k);
+        q->pairs[k][1] = rd_i32(attr + 28u + 8u * k);
+        in_range = in_range && lstm_pair_accepted(q->pairs[k][0], q->pairs[k][1]);
+    }
+    if ((q->time_major != 0 && q->time_major != 1) || !(clip >= 0.0f && clip <= 3.4028235e38f)) {
+        return TGR_TEXT("its time-major flag or cell clip is out of range");
+    }
+    if (!in_range) {
+        return TGR_TEXT("its zero points, cell exponent, cell clip or pairs are out of range");
+    }
+    x = op_input(p, o, 0);
+    hidden = op_input(p, o, 1);
+    y = op_output(p, o, 0);
+    batch_axis = q->time_major ? 1u : 0u;
+    step_axis = 1u - batch_axis;
+    if (tensor_ndim(p, x) != 3u || tensor_ndim(p, hidden) != 2u || tensor_ndim(p, y) != 3u) {
+        return TGR_TEXT("its input, hidden state or output has the wrong rank");
+    }
+    q->batch = (uint32_t)tensor_dim(p, x, batch_axis);
+    q->steps = (uint32_t)tensor_dim(p, x, step_axis);
+    q->inputs = (uint32_t)tensor_dim(p, x, 2);
+    q->units = (uint32_t)tensor_dim(p, hidden, 1);
+    if ((uint32_t)tensor_dim(p, hidden, 0) != q->batch || tensor_bytes(p, op_output(p, o, 1)) != tensor_bytes(p, hidden) ||
+        (uint64_t)tensor_bytes(p, op_input(p, o, 2)) != 2ull * q->batch * q->units ||
+        tensor_bytes(p, op_output(p, o, 2)) != tensor_bytes(p, op_input(p, o, 2)) ||
+        (uint32_t)tensor_dim(p, y, batch_axis) != q->batch || (uint32_t)tensor_dim(p, y, step_axis) != q->steps ||
+        (uint32_t)tensor_dim(p, y, 2) != q->units) {
+        return TGR_TEXT("its states or output do not match its input");
+    }
+    for (k = 0; k < LSTM_CONSTANTS; ++k) {
+        const uint32_t w = rd_u16(constants + 2u * k);
+        const uint64_t expected = k < 4u ? (uint64_t)q->units * q->inputs
+                                  : k < 8u ? (uint64_t)q->units * q->units : 4ull * q->units;
+        if (w >= p->num_weights || weight_size(p, w) != expected) {
+            return TGR_TEXT("its weights and biases do not match its input and units");
+        }
+        weights[k] = weight_data(p, w);
+    }
+    return NULL;
+}
+
+static tgr_status check_lstm(const tgr_plan *p, uint32_t o, tgr_error *err)
+{
+    tgr_lstm_params q;
+    const uint8_t *weights[LSTM_CONSTANTS];
+    const char *why = lstm_params(p, o, &q, weights);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (why != NULL) {
+        return tgr_bad_op(err, p, o, why);
+    }
+    if (sp.fused_act != ACT_NONE || p->num_blocks > 0u) {
+        return tgr_unsupported_op(err, p, o, "a fused activation or compressed weights");
+    }
+    return TGR_OK;
+}
+
+static void run_lstm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    tgr_lstm_params q;
+    tgr_lstm_operands io;
+    (void)region; /* whole tensors only */
+    lstm_params(p, o, &q, io.weights);
+    io.x = (const int8_t *)tensor_ptr[op_input(p, o, 0)];
+    io.hidden_in = (const int8_t *)tensor_ptr[op_input(p, o, 1)];
+    io.cell_in = tensor_ptr[op_input(p, o, 2)];
+    io.y = (int8_t *)tensor_ptr[op_output(p, o, 0)];
+    io.hidden_out = (int8_t *)tensor_ptr[op_output(p, o, 1)];
+    io.cell_out = tensor_ptr[op_output(p, o, 2)];
+    tgr_lstm_s8(&q, &io);
+}
+
+TGR_OP_IMPL(OP_LSTM, TILING_NONE, check_lstm, run_lstm);

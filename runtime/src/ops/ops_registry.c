@@ -81,6 +81,12 @@ static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
         return n == 2u && op_num_outputs(p, o) == 2u && first == DT_INT8 &&
                tensor_dtype(p, op_input(p, o, 1)) == DT_INT16 && tensor_dtype(p, op_output(p, o, 0)) == DT_INT8 &&
                tensor_dtype(p, op_output(p, o, 1)) == DT_INT16;
+    case OP_LSTM:
+        /* x, hidden, cell; the hidden states of every step, then the next hidden and cell */
+        return n == 3u && op_num_outputs(p, o) == 3u && first == DT_INT8 &&
+               tensor_dtype(p, op_input(p, o, 1)) == DT_INT8 && tensor_dtype(p, op_input(p, o, 2)) == DT_INT16 &&
+               tensor_dtype(p, op_output(p, o, 0)) == DT_INT8 && tensor_dtype(p, op_output(p, o, 1)) == DT_INT8 &&
+               tensor_dtype(p, op_output(p, o, 2)) == DT_INT16;
     case OP_RESHAPE:
     case OP_FLATTEN:
     case OP_TRANSPOSE:

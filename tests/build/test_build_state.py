@@ -1,7 +1,8 @@
-"""Stateful models as firmware on QEMU: SVDF layers run several inferences in a row.
+"""Stateful models as firmware on QEMU: SVDF and LSTM layers run several inferences in a row.
 
-The sdist's ``svdf`` and ``svdf_batch`` are built by path (3 inferences, the default for a plan
-with state variables) and ``svdf`` declared with ``[run] runs = 5``; the firmware keeps the state
+The sdist's ``svdf``, ``svdf_batch``, ``lstm`` and ``lstm_time_major_clip`` are built by path (3
+inferences, the default for a plan with state variables) and ``svdf`` declared with
+``[run] runs = 5``; the firmware keeps the state
 in its static buffer, prints RUN lines for every inference but the last, and the build's check
 compares each with the reference's run of the same inputs on one session, in order. A plan
 without state runs once, and its firmware has no state buffer and links no state copies.
@@ -33,12 +34,14 @@ def test_stateful_models_run_inferences_in_a_row_on_qemu(tmp_path: Path) -> None
 
     svdf = fixture_plan("svdf", tmp_path)
     batch = fixture_plan("svdf_batch", tmp_path)
+    lstms = [fixture_plan(name, tmp_path) for name in ("lstm", "lstm_time_major_clip")]
     gather = fixture_plan("gather_runtime", tmp_path)  # no state
     plan_model_toml(tmp_path / "models", "svdf_five", svdf, "runs = 5\n")
     build = tmp_path / "build"
-    models = [str(svdf), str(batch), str(tmp_path / "models" / "svdf_five"), str(gather)]
+    models = [str(svdf), str(batch), str(tmp_path / "models" / "svdf_five"), *map(str, lstms), str(gather)]
     done = Scons(REPO)("-j2", f"model={','.join(models)}", f"build_dir={build}", "run")
-    for name, runs in ((svdf.stem, 3), (batch.stem, 3), ("svdf_five", 5), (gather.stem, 1)):
+    for name, runs in ((svdf.stem, 3), (batch.stem, 3), ("svdf_five", 5), (lstms[0].stem, 3), (lstms[1].stem, 3),
+                       (gather.stem, 1)):
         assert f"result: ok ({name})" in done.stdout, name
         log = parse_run_log((build / name / f"{name}.run.log").read_text())
         assert log.complete, log.problems

@@ -464,7 +464,8 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "as `unsupported plan version`; probed by patching the version field of a fixture plan).",
         f"* Execution paths the executor selects: {', '.join(f'`{p}`' for p in executor_paths())}"
         + (" (`control`: `If`/`While` running their subgraphs, one level deep; docs/execution.md#control-flow). "
-           "State variables (schema 10 SEC_STATE: LSTM, SVDF) are refused at load."
+           "State variables (schema 10 SEC_STATE: LSTM, SVDF) carry from run to run "
+           "(docs/execution.md#state-variables)."
            if "control" in executor_paths() else ". `control` (`If`/`While` subgraphs) is never taken: such plans "
            "are refused at load."),
         "* LZ4-compressed weight blocks (`tigris compile -c lz4`): "
@@ -479,8 +480,8 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "them, handed over as int32 or, at an ONNX interface, int64 (narrowed; a value outside int32 fails the "
         "run). An index outside its axis fails that run, naming the op. Stages reading int32 values run on the "
         "normal and rows paths (run-time indices read whole, a table's lookups banded); a plan that stripes "
-        "them is refused at load. Float tensors inside an int8 plan (DetectionPostProcess outputs) are "
-        "refused at load.",
+        "them is refused at load. Float32 tensors inside an int8 plan: the sections around If/While and "
+        "DetectionPostProcess's detections, model outputs handed over as stored.",
         "",
         "Paths per operator: `tiled` (row stripes), `tiled_2d` and `chain` need a spatial tiling mode "
         "(TILING_POINTWISE/TILING_WINDOW; RESAMPLE, Resize, and TILING_ALONE ops, alone in their stage, take "

@@ -46,11 +46,9 @@ SDIST_FIXTURE_COUNT = 343
 #: fixture -> why tigris-ml 0.12.1 writes no plan for it at 256K
 COMPILER_REFUSALS: dict[str, str] = {}
 
-_DTYPE_FLOAT = "float32 model inputs and outputs of an int8 plan"  # DetectionPostProcess results
 
 #: int8 fixture plan (256K) -> substring of our loader's refusal
 EXPECTED_REFUSALS: dict[str, str] = {
-    "detection_fast": _DTYPE_FLOAT, "detection_regular": _DTYPE_FLOAT,
 }
 
 #: int8 fixture plan compiled at half its peak -> substring of our loader's refusal (besides the

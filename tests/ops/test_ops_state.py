@@ -23,7 +23,7 @@ pytest.importorskip("tigris.runtime")
 import tigris.runtime as tr  # noqa: E402
 
 SEC_STATE = 12
-FIXTURES = ("svdf", "svdf_batch")
+FIXTURES = ("svdf", "svdf_batch", "lstm", "lstm_time_major_clip")
 
 
 def _tight(name: str, work: Path) -> Path:

@@ -447,16 +447,17 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
         /* Besides int8: int32 (indices and their arithmetic; tgr_check_kernels decides which ops
          * touch them), handed over as stored or, at an ONNX interface, as int64; bool bytes
          * (comparison results, logic); and float32 inside the plan (the float sections around
-         * If/While, between Dequantize and Quantize). None carries quantization. */
+         * If/While, between Dequantize and Quantize) or as a model output (DetectionPostProcess
+         * results, handed over as stored). None carries quantization. */
         wide = (dtype == DT_INT32 && (iface == 0u || (iface == DT_INT64 && (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))))) ||
-               (dtype == DT_FLOAT && iface == 0u && !(flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)));
+               (dtype == DT_FLOAT && iface == 0u && !(flags & TF_MODEL_INPUT));
         if ((flags & TF_STATE) && (iface != 0u || (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)) ||
                                    (dtype != DT_INT8 && dtype != DT_INT16))) {
             return tgr_fail(err, TGR_ERR_TENSOR, "state tensor %u is an interface tensor or holds dtype %u", t, dtype);
         }
         if (dtype == DT_FLOAT && !wide) {
-            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u: float32 model inputs and outputs of an int8 plan "
-                            "(DetectionPostProcess results) are not supported by this runtime", t);
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u: float32 model inputs of an int8 plan are not "
+                            "supported by this runtime", t);
         }
         if (dtype != DT_INT8 && !wide && !(dtype == DT_BOOL && iface == 0u) && !(flags & TF_STATE)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8, int32 "

@@ -87,6 +87,10 @@ static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
                tensor_dtype(p, op_input(p, o, 1)) == DT_INT8 && tensor_dtype(p, op_input(p, o, 2)) == DT_INT16 &&
                tensor_dtype(p, op_output(p, o, 0)) == DT_INT8 && tensor_dtype(p, op_output(p, o, 1)) == DT_INT8 &&
                tensor_dtype(p, op_output(p, o, 2)) == DT_INT16;
+    case OP_DETECTION_POSTPROCESS:
+        /* int8 encodings and scores in; float32 detections and working memory out */
+        out = DT_FLOAT;
+        break;
     case OP_RESHAPE:
     case OP_FLATTEN:
     case OP_TRANSPOSE:

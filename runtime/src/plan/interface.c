@@ -25,8 +25,11 @@ tgr_status tgr_plan_io_info(const tgr_plan *plan, int is_output, uint32_t index,
     info->dtype = (uint8_t)dtype;
     info->rank = (uint8_t)tensor_ndim(plan, t);
     info->tensor = (uint16_t)t;
-    /* Interface bytes: float32 per int8 code, int64 per int32 index, else the stored bytes. */
-    info->bytes = tensor_bytes(plan, t) * (dtype == DT_FLOAT ? 4u : dtype == DT_INT64 ? 2u : 1u);
+    /* Interface bytes: float32 per int8 code, int64 per int32 index, else the stored bytes (a
+     * stored float32 tensor, DetectionPostProcess results, already counts 4 per value). */
+    info->bytes = tensor_bytes(plan, t) * (tensor_iface(plan, t) == DT_FLOAT   ? 4u
+                                           : tensor_iface(plan, t) == DT_INT64 ? 2u
+                                                                                : 1u);
     for (axis = 0; axis < info->rank; ++axis) {
         info->dims[axis] = tensor_dim(plan, t, axis);
     }

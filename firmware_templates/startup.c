@@ -1,10 +1,11 @@
 /*
- * Start-up code for the Cortex-M55 on QEMU mps3-an547 (also fine on the real AN547 FPGA image).
+ * Start-up code for the Cortex-M cores of the supported boards (mps3-an547 Cortex-M55, mps2-an386
+ * Cortex-M4, mps2-an500 Cortex-M7, mps2-an505 Cortex-M33; also fine on the real FPGA images).
  *
  * - Vector table: 16 system entries + 96 IRQs, 512-byte aligned, section .vectors (linked at 0).
  * - Reset_Handler (naked): enables CP10/CP11 before any compiler-generated FP code, sets the
- *   stack pointer and the v8-M stack limit (MSPLIM = __stack_limit, so a stack overflow raises a
- *   STKOF UsageFault instead of silently overwriting .bss/arenas), then jumps to reset_c().
+ *   stack pointer and, on Armv8-M, the stack limit (MSPLIM = __stack_limit, so a stack overflow
+ *   raises a STKOF UsageFault instead of silently overwriting .bss/arenas), then jumps to reset_c().
  * - fw_reset_c(): copies .data, zeroes .bss, paints the free stack, runs .preinit_array and
  *   .init_array, sets VTOR, calls main() and hands its return value to the semihosting exit
  *   (QEMU exit status). fw_stack_peak_bytes() reads the stack high-water mark back.
@@ -36,7 +37,7 @@
 
 typedef void (*fw_handler_t)(void);
 
-/* Linker-script symbols (an547.ld). */
+/* Linker-script symbols (firmware.ld). */
 extern uint32_t __stack_top[];
 extern uint32_t __stack_limit[];
 extern uint32_t __data_load[];
@@ -104,6 +105,22 @@ const fw_vector_t fw_vector_table[FW_NUM_SYSTEM_VECTORS + FW_NUM_IRQ_VECTORS] = 
 #endif
 };
 
+/* Armv8-M cores (M33, M55) have stack limit registers: MSPLIM = __stack_limit turns a stack
+ * overflow into a STKOF UsageFault. Armv7-M (M4, M7) has none; there the stack paint is all. */
+#if defined(__ARM_ARCH) && __ARM_ARCH >= 8
+#define FW_SET_MSPLIM \
+    "movw r0, #:lower16:__stack_limit\n" \
+    "movt r0, #:upper16:__stack_limit\n" \
+    "msr  msplim, r0\n"
+#define FW_CLEAR_STACK_LIMITS \
+    "movs  r2, #0\n" \
+    "msr   msplim, r2\n" \
+    "msr   psplim, r2\n"
+#else
+#define FW_SET_MSPLIM
+#define FW_CLEAR_STACK_LIMITS
+#endif
+
 /* Runs before anything else: no stack use, no FP, no C. */
 __attribute__((naked, noreturn)) void Reset_Handler(void)
 {
@@ -120,9 +137,7 @@ __attribute__((naked, noreturn)) void Reset_Handler(void)
         "movw r0, #:lower16:__stack_top\n"
         "movt r0, #:upper16:__stack_top\n"
         "msr  msp, r0\n"
-        "movw r0, #:lower16:__stack_limit\n"
-        "movt r0, #:upper16:__stack_limit\n"
-        "msr  msplim, r0\n"
+        FW_SET_MSPLIM
         "isb\n"
         "b    fw_reset_c\n");
 }
@@ -173,9 +188,7 @@ uint32_t fw_stack_peak_bytes(void)
 __attribute__((naked, noreturn)) void HardFault_Handler(void)
 {
     __asm__ volatile(
-        "movs  r2, #0\n"
-        "msr   msplim, r2\n"
-        "msr   psplim, r2\n"
+        FW_CLEAR_STACK_LIMITS
         "tst   lr, #4\n"
         "ite   eq\n"
         "mrseq r0, msp\n"

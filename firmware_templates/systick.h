@@ -15,7 +15,10 @@
 
 #include <stdint.h>
 
+/* The board's SysTick clock as the WORK line names it; main.c defines it per board. */
+#ifndef FW_WORK_CLOCK
 #define FW_WORK_CLOCK "32MHz-virtual"
+#endif
 
 /* Restart the counter from 0; returns 0 if SysTick never started counting (then readings are 0). */
 int fw_work_start(void);

@@ -164,7 +164,7 @@ def _compile(src: Path, obj: Path, extra: tuple[str, ...] = ()) -> None:
 
 def _link(objs: list[Path], elf: Path, extra: tuple[str, ...] = (), check: bool = True
           ) -> subprocess.CompletedProcess:
-    cmd = [_gcc(), *fw.CPU_FLAGS, *fw.GC_LINK_FLAGS, *fw.LINK_FLAGS, "-T", str(TEMPLATES / fw.LINKER_SCRIPT),
+    cmd = [_gcc(), *fw.CPU_FLAGS, *fw.GC_LINK_FLAGS, *fw.LINK_FLAGS, "-L", str(TEMPLATES), "-T", str(TEMPLATES / fw.LINKER_SCRIPT),
            f"-Wl,-Map={elf.with_suffix('.map')}", *map(str, objs), *extra, *(f"-l{lib}" for lib in fw.LIBS),
            "-o", str(elf)]
     res = subprocess.run(cmd, capture_output=True, text=True)
@@ -301,7 +301,7 @@ def test_dtcm_overflow_is_a_link_error(tmp_path: Path) -> None:
         _compile(src, objs[-1])
     res = _link(objs, tmp_path / "fw.elf", ("-Wl,--unresolved-symbols=ignore-all",), check=False)
     assert res.returncode != 0
-    assert "DTCM overflow" in res.stderr
+    assert "DATA region overflow (DTCM on mps3-an547" in res.stderr
 
 
 # --------------------------------------------------------------------------- QEMU

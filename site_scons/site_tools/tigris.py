@@ -51,6 +51,7 @@ if str(_SITE) not in sys.path:
     sys.path.insert(0, str(_SITE))
 
 from tigris_scons import declaration as decl_mod  # noqa: E402
+from tigris_scons.boards import ALL_REGION_NAMES, BOARDS, DEFAULT_BOARD, Board, get_board  # noqa: E402
 from tigris_scons import firmware as firmware_recipe  # noqa: E402
 from tigris_scons.qemu import ICOUNT_FLAGS, icount_shift  # noqa: E402
 from tigris_scons.errors import TigrisError  # noqa: E402
@@ -216,7 +217,9 @@ def _size_report(target, source, env):
     from tigris_scons.elfsize import size_map
     from tigris_scons.report import render_size_text, write_json
 
-    data = size_map(source[0].get_abspath()).to_dict()
+    board = get_board(_params(source[1])["board"])
+    data = size_map(source[0].get_abspath(), board.regions).to_dict()
+    data["board"] = board.machine
     data["elf"] = source[0].get_path()
     write_json(target[0].get_abspath(), data)
     Path(target[1].get_abspath()).write_text(render_size_text(data), encoding="utf-8")
@@ -241,8 +244,9 @@ def _finish_check(target, env, verdict, document: dict, title: str) -> None:
     document["verdict"] = verdict.to_dict()
     document["table"] = table
     write_json(target[1].get_abspath(), document)
-    _printed_tables.add(target[0].get_abspath())
-    _write(table)
+    if not env.get(PREFIX + "QUIET"):
+        _printed_tables.add(target[0].get_abspath())
+        _write(table)
     if not verdict.ok:
         _unlink_stale(env)
         _fail(target, verdict.reason)
@@ -260,9 +264,9 @@ def _size_check(target, source, env):
     params = _params(source[2])
     stack = json.loads(Path(source[3].get_abspath()).read_text())
     verdict = Verdict(params["model"])
-    check_static(verdict, size, plan_bytes, params["budgets"])
+    check_static(verdict, size, plan_bytes, params["budgets"], params.get("board"))
     check_stack(verdict, stack["worst_bytes"], stack["reserved_bytes"], stack["auto"])
-    document = {"schema": 1, "kind": "size-check", "model": params["model"], "elf": size.elf, "stack": stack,
+    document = {"schema": 1, "kind": "size-check", "board": params.get("board"), "model": params["model"], "elf": size.elf, "stack": stack,
                 "plan": source[1].get_path(), "plan_bytes": plan_bytes, "budgets": params["budgets"]}
     _finish_check(target, env, verdict, document,
                   f"tigris budget: {params['model']}  ({size.elf}, plan {source[1].get_path()}, static)")
@@ -338,7 +342,9 @@ def _qemu_run(target, source, env):
     qemu = which_qemu(qemu_name)
     if qemu is None:
         raise TigrisError(f"{qemu_name} not found; {QEMU_INSTALL_HINT}")
-    cmd = qemu_command(qemu, source[0].get_abspath(), source[1].get_abspath(), extra=params["qemu_flags"])
+    board = get_board(params.get("board"))
+    cmd = qemu_command(qemu, source[0].get_abspath(), source[1].get_abspath(), machine=board.machine,
+                       cpu=board.qemu_cpu, plan_address=board.plan_address, extra=params["qemu_flags"])
     started = time.time()
     try:
         result = run_qemu(cmd, target[0].get_abspath(), timeout=params["timeout"])
@@ -353,8 +359,9 @@ def _qemu_run(target, source, env):
     if "profile" in (logged := log.to_dict()):  # profile=1: ticks and MACs per op, ticks per unit
         document["profile"] = logged["profile"]
     write_json(target[1].get_abspath(), document)
-    header = f"---- QEMU {params['model']}: {target[0].get_path()} ({result.seconds:.2f} s) ----\n"
-    _write(header + _echo(result.transcript) + ("\n" if result.transcript else ""))
+    if not env.get(PREFIX + "QUIET"):
+        header = f"---- QEMU {params['model']}: {target[0].get_path()} ({result.seconds:.2f} s) ----\n"
+        _write(header + _echo(result.transcript) + ("\n" if result.transcript else ""))
     if not result.ok:
         _unlink_stale(env)
         errors = [ln.strip() for ln in result.transcript.splitlines() if ln.startswith(("ERROR", "HARDFAULT", "UNEXPECTED_EXCEPTION"))]
@@ -382,7 +389,7 @@ def _final_check(target, source, env):
     verdict = Verdict(model)
     for problem in log.problems:
         verdict.errors.append(f"run log: {problem}")
-    check_static(verdict, size, plan.file_size, params["budgets"])
+    check_static(verdict, size, plan.file_size, params["budgets"], params.get("board"))
     budget = params["budgets"].get("compile_budget") or plan.budget
     fast_limit = budget + plan.weight_reserve(params["tensor_align"])
     stack = json.loads(Path(source[5].get_abspath()).read_text())
@@ -396,7 +403,7 @@ def _final_check(target, source, env):
     work = work_figure(log.work_ticks(), log.work.get("clock"), params["icount_shift"])
     if work["deterministic"]:
         verdict.notes.append(describe_work(work))
-    document = {"schema": 1, "kind": "check", "model": model, "elf": size.elf, "work": work,
+    document = {"schema": 1, "kind": "check", "model": model, "board": params.get("board"), "elf": size.elf, "work": work,
                 "plan": source[3].get_path(), "plan_bytes": plan.file_size, "budgets": params["budgets"],
                 "run": log.to_dict(), "reference": {k: reference[k] for k in ("runtime", "checksum", "inputs", "seed")},
                 "log": source[0].get_path()}
@@ -464,10 +471,20 @@ def private_env(env):
     return SCons.Environment.Environment(tools=[], ENV=dict(env["ENV"]), **settings)
 
 
+def board_of(env) -> Board:
+    """The board ``$TIGRISBUILD_BOARD`` names (a bad name is a one-line user error)."""
+    try:
+        return get_board(env.subst("$TIGRISBUILD_BOARD"))
+    except TigrisError as exc:
+        raise SCons.Errors.UserError(str(exc)) from None
+
+
 def _cross_env(env):
-    """A private environment with the Cortex-M55 toolchain and our flags."""
+    """A private environment with the board's Cortex-M toolchain flags and ours."""
+    board = board_of(env)
     cross = private_env(env)
     cross.Tool("tigris_cm55", toolpath=[str(_HERE)])
+    cross["TIGRISBUILD_CPU_FLAGS"] = list(board.cpu_flags)
     align = int(env.subst("$TIGRISBUILD_TENSOR_ALIGN"))
     cross.Append(CCFLAGS=list(firmware_recipe.C_FLAGS) + list(firmware_recipe.STACK_FLAGS),
                  CPPDEFINES=[("TGR_TENSOR_ALIGN", align)],
@@ -475,14 +492,19 @@ def _cross_env(env):
     if not env.get(PREFIX + "MESSAGES", True):
         cross.Append(CPPDEFINES=[("TGR_MESSAGES", 0)])
     if env.get(PREFIX + "MVE"):
-        cross["TIGRISBUILD_CPU_FLAGS"] = list(firmware_recipe.MVE_CPU_FLAGS)
+        if board.mve_cpu_flags is None:
+            raise SCons.Errors.UserError(f"mve=1: {board.core} on {board.machine} has no Helium (M-profile vector "
+                                         "extension); only the Cortex-M55 of mps3-an547 has")
+        cross["TIGRISBUILD_CPU_FLAGS"] = list(board.mve_cpu_flags)
+    if env.get(PREFIX + "STAGE_MEMORY"):
+        cross.Append(CPPDEFINES=[("TGR_STAGE_MEMORY", 1)])
     if env.get(PREFIX + "PROFILE"):
         cross.Append(CPPDEFINES=[("TGR_PROFILE", 1)])
     if not env.get(PREFIX + "VERBOSE"):
-        cross["CCCOMSTR"] = "CC (cm55) $TARGET"
-        cross["ARCOMSTR"] = "AR (cm55) $TARGET"
-        cross["RANLIBCOMSTR"] = "RANLIB (cm55) $TARGET"
-        cross["LINKCOMSTR"] = "LINK (cm55) $TARGET"
+        cross["CCCOMSTR"] = f"CC ({board.cpu_id}) $TARGET"
+        cross["ARCOMSTR"] = f"AR ({board.cpu_id}) $TARGET"
+        cross["RANLIBCOMSTR"] = f"RANLIB ({board.cpu_id}) $TARGET"
+        cross["LINKCOMSTR"] = f"LINK ({board.cpu_id}) $TARGET"
     return cross
 
 
@@ -507,17 +529,19 @@ def _guard(env, nodes, message: str | None, name: str) -> None:
 
 
 def _runtime_variant(env) -> str:
-    """Folder name of one compiled form of the runtime: ``runtime-a16``, ``runtime-a16-m0`` (messages=0),
-    ``runtime-a16-mve`` (mve=1), ``runtime-a16-prof`` (profile=1), and their combinations."""
+    """Folder of one compiled form of the runtime, per core: ``cm55/runtime-a16``, ``cm4/runtime-a16``,
+    ``...-m0`` (messages=0), ``...-mve`` (mve=1), ``...-prof`` (profile=1), ``...-smem`` (stage_memory=1),
+    and their combinations."""
     align = env.subst("$TIGRISBUILD_TENSOR_ALIGN")
-    return (f"runtime-a{align}" + ("" if env.get(PREFIX + "MESSAGES", True) else "-m0")
-            + ("-mve" if env.get(PREFIX + "MVE") else "") + ("-prof" if env.get(PREFIX + "PROFILE") else ""))
+    return (f"{board_of(env).cpu_id}/runtime-a{align}" + ("" if env.get(PREFIX + "MESSAGES", True) else "-m0")
+            + ("-mve" if env.get(PREFIX + "MVE") else "") + ("-prof" if env.get(PREFIX + "PROFILE") else "")
+            + ("-smem" if env.get(PREFIX + "STAGE_MEMORY") else ""))
 
 
 def _runtime_library(env, cross):
     """The C runtime as a static library for the target, shared by every model, and its objects
     (whose ``.su`` files the stack analysis reads)."""
-    libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/cm55/{_runtime_variant(env)}")
+    libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/{_runtime_variant(env)}")
     key = libdir.get_abspath() + "|" + cross.subst("$TIGRISBUILD_CROSS")
     if key in _runtime_libs:
         return _runtime_libs[key]
@@ -580,7 +604,7 @@ def _runtime_units(env, cross, bdir, out, needs, arenas: dict) -> list:
     runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
     choice = env.subst("$TIGRISBUILD_RUNTIME_SET") or "plan"
     if choice == "full":
-        libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/cm55/{_runtime_variant(env)}")
+        libdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/{_runtime_variant(env)}")
         units, objdir = full_built_in(env, cross, libdir.Dir("gen"), runtime), libdir
     else:
         if choice != "plan":
@@ -608,12 +632,15 @@ def _tigris_version() -> str:
         return "missing"
 
 
-def tigris_model(env, spec=None, **overrides) -> ModelTargets:
+def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> ModelTargets:
     """Declare every target of one model; see the module docstring for the graph.
 
     ``spec`` is a model name under ``$TIGRISBUILD_MODELS_DIR``, a folder or ``model.toml``, a
     ``.onnx``/``.tflite``/``.tgrs`` file, or a :class:`ModelDecl`. ``overrides`` use the
     command-line names (``budget="20K"``, ``fast_kb=24``, ``sram="64K"``, ``region_dtcm="96K"``).
+    ``_point`` is for ``fit`` (fit.py): one point of a sweep, with its own folder (``bdir``), the
+    sweep's shared model file (``model_file``), no aliases, and checks that record budget breaches
+    instead of failing.
     """
     try:
         if isinstance(spec, decl_mod.ModelDecl):
@@ -628,7 +655,14 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
         raise SCons.Errors.UserError(str(exc)) from None
 
     name = decl.name
-    bdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/{name}")
+    board = board_of(env)
+    point = _point or {}
+    if point.get("bdir"):
+        bdir = point["bdir"]
+    elif board.machine == DEFAULT_BOARD:
+        bdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/{name}")
+    else:
+        bdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/{board.machine}/{name}")
     out = lambda suffix: bdir.File(name + suffix)  # noqa: E731
     templates = env.Dir("$TIGRISBUILD_TEMPLATES_DIR")
     python = env.subst("$TIGRISBUILD_PYTHON")
@@ -638,7 +672,9 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     if decl.source_kind == "tgrs":
         plan = env.File(str(decl.source))
     else:
-        if decl.source_kind == "builder":
+        if point.get("model_file") is not None:
+            model_file = point["model_file"]
+        elif decl.source_kind == "builder":
             model_file = env.Command(out(".onnx"), [str(decl.builder), *_model_source_deps(decl.builder),
                                                     _value(env, {"python": python}, code=False)],
                                      SCons.Action.Action(_build_model_source, _quiet(env, "MODEL")))[0]
@@ -653,7 +689,9 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     fw_params = {
         "model_name": name, "fast_arena": decl.fast_arena, "slow_arena": decl.slow_arena,
         "slow_in_ddr": decl.slow_in_ddr, "seed": decl.seed, "tensor_align": align,
-        "plan_window": int(env.subst("$TIGRISBUILD_PLAN_WINDOW")),
+        "plan_window": int(env.subst("$TIGRISBUILD_PLAN_WINDOW") or board.plan_window),
+        "board": board.machine,
+        "stage_memory": bool(env.get(PREFIX + "STAGE_MEMORY")),
         "validate": env.subst("$TIGRISBUILD_VALIDATE") or "full",
         "profile": bool(env.get(PREFIX + "PROFILE")),
         "runs": decl.runs,
@@ -675,8 +713,8 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     objs = [cross.Object(bdir.File("obj/" + Path(str(s)).stem + ".o"), s) for s in fw_sources]
     objs += _runtime_units(env, cross_base, bdir, out, needs, arenas)
     _guard(env, objs, cross.get(PREFIX + "CROSS_MISSING"), "cross-gcc")
-    linker_script = templates.File(firmware_recipe.LINKER_SCRIPT)
-    link_flags = cross["LINKFLAGS"] + ["-T", linker_script, f"-Wl,--defsym=__plan_window_size={fw_params['plan_window']}",
+    linker_script = templates.File(board.linker_script)
+    link_flags = cross["LINKFLAGS"] + ["-L", templates, "-T", linker_script, f"-Wl,--defsym=__plan_window_size={fw_params['plan_window']}",
                                        *firmware_recipe.LINK_FLAGS, *firmware_recipe.STACK_LINK_FLAGS]
     libs = [lib, *firmware_recipe.LIBS]
     # The stack is reserved from a static analysis of the linked code: a first link (the size of
@@ -687,18 +725,21 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
                         SCons.Action.Action(_stack_analysis, _quiet(env, "STACK", "${TARGETS[0]}")),
                         TIGRISBUILD_OBJDUMP=cross.subst("${TIGRISBUILD_CROSS}objdump"))
     elf = cross.Program(out(".elf"), objs, LIBS=libs, LINKFLAGS=link_flags + ["@" + stack[1].get_abspath()])[0]
-    env.Depends([probe, elf], linker_script)
+    env.Depends([probe, elf], [linker_script, templates.File(firmware_recipe.SECTIONS_SCRIPT)])
     env.Depends(elf, stack[1])
 
     # 3. size report and static budget gate
     stamp_check = out(".check.ok")
-    size_nodes = env.Command([out(".size.json"), out(".size.txt")], [elf, _value(env, {})],
+    size_nodes = env.Command([out(".size.json"), out(".size.txt")], [elf, _value(env, {"board": board.machine})],
                              SCons.Action.Action(_size_report, _quiet(env, "SIZE", "${TARGETS[0]}")))
     budgets = decl.budgets()
+    # A sweep point records a budget breach in its row instead of failing, and prints one line.
+    record = {PREFIX + "BUDGET_MODE": "warn", PREFIX + "QUIET": True} if point else {}
     size_check = env.Command([out(".size.ok"), out(".size-check.json")],
-                             [size_nodes[0], plan, _value(env, {"model": name, "budgets": budgets}), stack[0]],
+                             [size_nodes[0], plan, _value(env, {"model": name, "budgets": budgets,
+                                                                "board": board.machine}), stack[0]],
                              SCons.Action.Action(_size_check, _quiet(env, "CHECK", "${TARGETS[0]}")),
-                             TIGRISBUILD_STALE_STAMPS=[stamp_check])
+                             TIGRISBUILD_STALE_STAMPS=[stamp_check], **record)
 
     # 4. host reference
     ref_sources = [plan, _value(env, {"seed": decl.seed, "runs": decl.runs})]
@@ -710,29 +751,34 @@ def tigris_model(env, spec=None, **overrides) -> ModelTargets:
     reference = env.Command(out(".ref.json"), ref_sources,
                             SCons.Action.Action(_reference, _quiet(env, "REFERENCE")))[0]
 
-    # 5. QEMU run: always re-run, never cached, one at a time across the whole build
+    # 5. QEMU run: never cached, one at a time across the whole build; always re-run, except for a
+    #    sweep point (icount=1 makes it repeatable: it re-runs when its firmware, plan or flags change)
     timeout = env.get(PREFIX + "QEMU_TIMEOUT") or decl.timeout or DEFAULT_QEMU_TIMEOUT
     qemu_flags = list(SCons.Util.CLVar(env.subst("$TIGRISBUILD_QEMU_FLAGS")))
-    if env.get(PREFIX + "ICOUNT") and icount_shift(qemu_flags) is None:
+    if (env.get(PREFIX + "ICOUNT") or point) and icount_shift(qemu_flags) is None:
         qemu_flags += ICOUNT_FLAGS
     run_nodes = env.Command([out(".run.log"), out(".run.json")],
                             [elf, plan, size_check[0],
-                             _value(env, {"model": name, "timeout": float(timeout), "qemu_flags": qemu_flags})],
+                             _value(env, {"model": name, "timeout": float(timeout), "qemu_flags": qemu_flags,
+                                          "board": board.machine, "qemu": env.subst("$TIGRISBUILD_QEMU")})],
                             SCons.Action.Action(_qemu_run, _quiet(env, "QEMU", "${SOURCES[0]}")),
-                            TIGRISBUILD_STALE_STAMPS=[stamp_check])
-    env.AlwaysBuild(run_nodes)
+                            TIGRISBUILD_STALE_STAMPS=[stamp_check], **record)
+    if not point:
+        env.AlwaysBuild(run_nodes)
     env.NoCache(run_nodes)
     env.SideEffect(env.File("$TIGRISBUILD_BUILD_DIR/.tigris-qemu.lock"), run_nodes)
 
     # 6. full check
     check_params = {"model": name, "budgets": budgets, "tensor_align": align,
-                    "icount_shift": icount_shift(qemu_flags)}
+                    "icount_shift": icount_shift(qemu_flags), "board": board.machine}
     check = env.Command([stamp_check, out(".check.json")],
                         [run_nodes[0], size_nodes[0], reference, plan, _value(env, check_params), stack[0]],
-                        SCons.Action.Action(_final_check, _quiet(env, "CHECK", "${TARGETS[0]}")))
+                        SCons.Action.Action(_final_check, _quiet(env, "CHECK", "${TARGETS[0]}")), **record)
 
     targets = ModelTargets(name, decl, plan, elf, size_nodes[0], size_check[0], reference, run_nodes[0],
                            check[0], default=[elf, size_check[0]], run=[elf, check[0]])
+    if point:
+        return targets
 
     # 7. aliases (umbrella names configurable; set one to "" to skip it). The per-model `run-`
     #    and `size-` aliases always end with the table, also when nothing had to be rebuilt.
@@ -780,9 +826,13 @@ def add_variables(env, opts) -> None:
              "comma-separated for several", "ds_cnn")
     for key, text in decl_mod.OVERRIDE_KEYS.items():
         opts.Add(key, text, None)
-    for region in ("ITCM", "DTCM", "ISRAM", "SRAM", "DDR"):
+    for region in ALL_REGION_NAMES:
         opts.Add(f"{decl_mod.REGION_OVERRIDE_PREFIX}{region.lower()}", f"budget for ELF region {region}, e.g. 64K", None)
     opts.Add("qemu_timeout", f"seconds before a QEMU run is killed (default: model's [run] timeout, else {DEFAULT_QEMU_TIMEOUT:g})", None)
+    opts.Add(EnumVariable("board", "QEMU board (machine): mps3-an547 (Cortex-M55), mps2-an386 (Cortex-M4), "
+                          "mps2-an500 (Cortex-M7), mps2-an505 (Cortex-M33)", DEFAULT_BOARD, allowed_values=tuple(BOARDS)))
+    opts.Add(BoolVariable("stage_memory", "1: the firmware prints fast and slow arena use per stage (STAGE_MEM lines) "
+                          "and the check draws <model>.stages.svg next to the host reference", False))
     opts.Add("qemu", "QEMU binary", "qemu-system-arm")
     opts.Add("qemu_flags", "extra QEMU arguments, e.g. '-d guest_errors'", "")
     opts.Add(BoolVariable("icount", "run QEMU with -icount shift=0: the firmware's WORK line (SysTick ticks of one "
@@ -830,7 +880,10 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_BUDGET_MODE="error",
         TIGRISBUILD_TENSOR_ALIGN=firmware_recipe.DEFAULT_TENSOR_ALIGN,
         TIGRISBUILD_HOST_TENSOR_ALIGN=32,
-        TIGRISBUILD_PLAN_WINDOW=16 * 1024 * 1024,
+        TIGRISBUILD_PLAN_WINDOW=None,  # None: the board's (boards.Board.plan_window)
+        TIGRISBUILD_BOARD=DEFAULT_BOARD,
+        TIGRISBUILD_STAGE_MEMORY=False,
+        TIGRISBUILD_QUIET=False,
         TIGRISBUILD_RUN_ALIAS="run",
         TIGRISBUILD_SIZE_ALIAS="size",
         TIGRISBUILD_HOST_ALIAS="host",

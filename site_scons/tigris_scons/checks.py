@@ -121,9 +121,19 @@ def check_static(
     size: SizeMap,
     plan_bytes: int,
     budgets: dict[str, Any],
+    board: str | None = None,
 ) -> None:
-    """Region, flash and static-SRAM rows from the ELF size map."""
+    """Region, flash and static-SRAM rows from the ELF size map.
+
+    A region budget for a region the board does not have (a declaration written for the AN547's
+    DTCM, built for an MPS2 board) is named in a note rather than dropped silently; the part
+    budgets (SRAM, flash) apply on every board.
+    """
     region_budgets: dict[str, int] = budgets.get("regions") or {}
+    absent = sorted(set(region_budgets) - set(size.regions))
+    if absent:
+        verdict.notes.append(f"region budgets not checked: {', '.join(absent)} "
+                             f"{'is' if len(absent) == 1 else 'are'} not a region of {board or 'this board'}")
     for name, usage in size.regions.items():
         budget = region_budgets.get(name)
         if usage.total == 0 and budget is None:

@@ -18,24 +18,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .boards import DEFAULT_BOARD, get_board
 from .declaration import MAX_RUNS, check_name, effective_runs, parse_seed
 from .errors import TigrisError
 from .plan import PlanInfo
 
 DEFAULT_PLAN_WINDOW = 16 * 1024 * 1024
-DEFAULT_STACK_BYTES = 16 * 1024  # an547.ld __stack_size
+DEFAULT_STACK_BYTES = 16 * 1024  # firmware.ld __stack_size
 DEFAULT_TENSOR_ALIGN = 16  # TGR_TENSOR_ALIGN of target builds (the host library uses tgr.h's 32)
 MAIN_TEMPLATE = "main.c.j2"
+#: The default board's script; every board's script INCLUDEs firmware.ld, so links pass
+#: ``-L firmware_templates`` (boards.Board.linker_script names the others).
 LINKER_SCRIPT = "an547.ld"
+SECTIONS_SCRIPT = "firmware.ld"
 #: C files of every firmware build, in ``firmware_templates/`` (plus the rendered main.c).
 SOURCES = ("startup.c", "semihosting.c", "systick.c")
 #: Test builds only (``-DFW_SELFTEST=<n>``): fault and exit hooks.
 SELFTEST_SOURCE = "selftest.c"
 
-CPU_FLAGS = ("-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard")
-#: ``mve=1``: the same core with its Helium (M-profile vector) extension; the kernels take their
-#: MVE forms (kernels/simd32.h, __ARM_FEATURE_MVE). QEMU's mps3-an547 executes both.
-MVE_CPU_FLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")
+#: The default board's core flags (each board's are in boards.py).
+CPU_FLAGS = get_board(DEFAULT_BOARD).cpu_flags
 SECTION_FLAGS = ("-ffunction-sections", "-fdata-sections")
 GC_LINK_FLAGS = ("-Wl,--gc-sections",)
 #: Target code is built for size: the loader, executor, checks and firmware run once or once per
@@ -74,6 +76,8 @@ class FirmwareParams:
     validate: str = "full"  # full: the firmware's loader validates the plan; digest: see template_context
     profile: bool = False  # PROFILE lines: ticks per op and per execution unit (runtime built with TGR_PROFILE)
     runs: int | None = None  # inferences in a row; None: declaration.effective_runs decides from the plan
+    board: str = DEFAULT_BOARD  # QEMU machine (boards.py): what BENCH_START names, the WORK clock
+    stage_memory: bool = False  # STAGE_MEM lines: fast/slow arena use per stage (runtime built with TGR_STAGE_MEMORY)
 
 
 def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None,
@@ -93,12 +97,17 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
     need = plan.fast_arena_required(params.tensor_align)
     fast = need if params.fast_arena is None else params.fast_arena
     slow = params.slow_arena if params.slow_arena is not None else (slow_needed or 0)
+    board = get_board(params.board)
     if plan.file_size > params.plan_window:
         raise TigrisError(
-            f"plan is {plan.file_size} bytes, larger than the {params.plan_window}-byte plan window at 0x60000000"
+            f"plan is {plan.file_size} bytes, larger than the {params.plan_window}-byte plan window at "
+            f"0x{board.plan_address:08x} on {board.machine}"
         )
     return check_context({
         "model_name": params.model_name,
+        "target": board.target,
+        "work_clock": board.work_clock,
+        "stage_memory": params.stage_memory,
         "fast_arena_bytes": fast,
         "fast_arena_required": need,
         "slow_arena_bytes": slow,

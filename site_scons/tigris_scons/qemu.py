@@ -16,6 +16,7 @@ Why it is shaped like this (docs/firmware.md#running-on-qemu):
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -32,9 +33,17 @@ END_MARKER = "BENCH_END status=ok"
 #: ``icount=1``: virtual time advances 2^0 ns per guest instruction, so SysTick readings repeat
 #: exactly from run to run (docs/firmware.md#work-counter).
 ICOUNT_FLAGS = ["-icount", "shift=0"]
-#: SysTick on the processor clock of QEMU's mps3-an547 CPU: 32 MHz of virtual time.
+#: SysTick on the processor clock of QEMU's mps3-an547 CPU: 32 MHz of virtual time (the MPS2
+#: boards: 25 MHz, the AN505 20 MHz); the firmware names its clock in the WORK line.
 SYSTICK_HZ = 32_000_000
-WORK_NOTE = "a count of work, not latency: QEMU does not model the Cortex-M55's timing"
+WORK_NOTE = "a count of work, not latency: QEMU does not model the core's timing"
+_CLOCK = re.compile(r"^(?P<mhz>[0-9]+)MHz-virtual$")
+
+
+def clock_hz(clock: str | None) -> int:
+    """The SysTick frequency a WORK line names (``25MHz-virtual``); 32 MHz when it names none."""
+    match = _CLOCK.match(clock or "")
+    return int(match["mhz"]) * 1_000_000 if match else SYSTICK_HZ
 
 #: Firmware exit codes (docs/firmware.md#exit-codes) and the QEMU ones worth naming.
 EXIT_MEANINGS = {
@@ -69,16 +78,18 @@ def qemu_command(
     *,
     machine: str = "mps3-an547",
     cpu: str = "cortex-m55",
+    plan_address: int = PLAN_LOAD_ADDRESS,
     extra: list[str] | None = None,
 ) -> list[str]:
-    """The QEMU command line for one firmware run."""
+    """The QEMU command line for one firmware run (``boards.Board`` gives machine, cpu and where
+    the plan goes)."""
     cmd = [
         qemu, "-M", machine, "-cpu", cpu, "-nographic", "-monitor", "none", "-serial", "none",
         "-semihosting-config", "enable=on,target=native,chardev=sh0", "-chardev", "stdio,id=sh0",
         "-no-reboot", "-kernel", str(elf),
     ]
     if plan is not None:
-        cmd += ["-device", f"loader,file={plan},addr=0x{PLAN_LOAD_ADDRESS:08x}"]
+        cmd += ["-device", f"loader,file={plan},addr=0x{plan_address:08x}"]
     return cmd + list(extra or [])
 
 
@@ -96,13 +107,14 @@ def work_figure(ticks: int | None, clock: str | None, shift: int | None) -> dict
     """The firmware's WORK reading for ``run.json``.
 
     Under ``-icount shift=N`` virtual time is instructions x 2^N ns and SysTick ticks every
-    1/32 MHz = 31.25 ns, so one tick is 31.25 / 2^N guest instructions and the figure repeats
-    exactly; without ``-icount`` it follows host time and is not comparable between runs.
+    1/f (1/32 MHz = 31.25 ns on the AN547), so one tick is 1e9 / f / 2^N guest instructions and
+    the figure repeats exactly; without ``-icount`` it follows host time and is not comparable
+    between runs.
     """
     figure: dict[str, Any] = {"systick_ticks": ticks, "clock": clock, "icount_shift": shift,
                               "deterministic": shift is not None and ticks is not None, "note": WORK_NOTE}
     if figure["deterministic"]:
-        figure["instructions_approx"] = round(ticks * 1e9 / SYSTICK_HZ / 2**shift)
+        figure["instructions_approx"] = round(ticks * 1e9 / clock_hz(clock) / 2**shift)
     return figure
 
 

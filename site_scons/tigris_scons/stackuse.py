@@ -14,7 +14,7 @@ function, instead of being guessed.
   priority one (HardFault, NMI) is not modelled.
 * Edges: ``bl``/``blx <addr>``, and branches out of the function (tail calls, counted like calls;
   a branch into another function's body, as libgcc's assembly shares tails, counts that whole
-  function). ``blx rN``, ``bx rN`` (not lr) and other pc writes may reach every address-taken
+  function; a ``bl`` into the function's own body, a local subroutine, is none). ``blx rN``, ``bx rN`` (not lr) and other pc writes may reach every address-taken
   function: one whose address|1 is a word of an allocated section other than the vector table
   (pointer tables, literal pools) or is built by a movw/movt pair. When the ELF keeps its
   relocations (``-Wl,--emit-relocs``) only relocated words count, which removes integers that
@@ -251,7 +251,10 @@ class _Graph:
             jump = _JUMP.fullmatch(op)
             if _CALL.fullmatch(op) or (target and (reg_branch or jump)):
                 to = int(target[1], 16) if target else -1
-                if not (jump and start <= to < fn.end):
+                # A branch inside the function is control flow; a call into its own body (not its
+                # entry) is a local subroutine, as in libgcc's soft-float assembly: its pushes are
+                # already in the body's sum, and the return address stays in lr.
+                if not (start <= to < fn.end and (jump or to != start)):
                     out.add(self._containing(to, f"{fn.name}: '{op} {args}' at 0x{at:x}"))
             elif _BRANCH_FUTURE.fullmatch(op):
                 # Armv8.1-M branch future (GCC emits BFCSEL for the cortex-m55 with MVE): BF and

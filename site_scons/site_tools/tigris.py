@@ -31,6 +31,7 @@ tigris-ml (compile, host reference) therefore runs in a child Python process.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -809,6 +810,218 @@ def tigris_models(env, specs, **overrides) -> list[ModelTargets]:
 
 
 # --------------------------------------------------------------------------------------------
+# fit: the model at a ladder of budgets (tigris_scons/ladder.py, tigris_scons/fit.py)
+
+LADDER_CLI = "import sys; sys.path.insert(0, sys.argv.pop(1)); from tigris_scons.ladder import main; sys.exit(main())"
+
+
+@dataclass
+class FitTargets:
+    """Nodes of one sweep: the summary (``<m>.fit.json``, ``.fit.txt``, ``.fit.svg``) and its points."""
+
+    name: str
+    summary: list
+    points: list[ModelTargets]
+    rows: list
+
+
+#: Sweeps declared in this process, for the report written at exit when points failed.
+_fit_sweeps: list[dict] = []
+_fit_written: set[str] = set()
+
+
+def _ladder_key(env, decl, extra: list[str]) -> str:
+    """What the ladder depends on: the model (or its builder's sources), the compile arguments
+    other than the budget, the tigris-ml version and the search itself."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    files = [decl.builder, *_model_source_deps(decl.builder)] if decl.source_kind == "builder" else [decl.source]
+    for path in [*files, _SITE / "tigris_scons" / "ladder.py", _SITE / "tigris_scons" / "plan.py"]:
+        digest.update(Path(path).read_bytes())
+    digest.update(json.dumps([extra, decl.compile_slow, _tigris_version()]).encode())
+    return digest.hexdigest()
+
+
+def _fit_ladder(env, decl, folder) -> list[tuple[int, int]]:
+    """The sweep's rungs, searched when the SConscripts are read (the points are targets, so the
+    ladder must be known before the build starts) and kept in ``fit/ladder.json`` until the
+    model or its compile arguments change."""
+    import tempfile
+
+    if decl.source_kind not in ("builder", "onnx", "tflite"):
+        raise SCons.Errors.UserError(f"fit compiles {decl.name} at many budgets: model= must be a model "
+                                     "(model.toml with a builder, .onnx or .tflite), not a plan")
+    extra = decl.compile_args()[2:]  # without -m
+    key = _ladder_key(env, decl, extra)
+    path = Path(folder.get_abspath()) / "ladder.json"
+    if path.is_file():
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if cached.get("key") == key:
+            return [(r["budget"], r["stages"]) for r in cached["rungs"]]
+    python = env.subst("$TIGRISBUILD_PYTHON")
+    _write(f"FIT {decl.name}: searching the budget ladder (tigris compile at many budgets) ...\n")
+    with tempfile.TemporaryDirectory(prefix="tigris-fit-") as tmp:
+        model = str(decl.source) if decl.source_kind != "builder" else str(Path(tmp) / f"{decl.name}.onnx")
+        steps = [] if decl.source_kind != "builder" else [
+            ([python, str(decl.builder), "-o", model], str(decl.builder.parent))]
+        steps.append(([python, "-c", LADDER_CLI, str(_SITE), model, str(Path(tmp) / "ladder.json"),
+                       str(decl.compile_slow) if decl.compile_slow is not None else "-", "--", *extra], None))
+        for cmd, cwd in steps:
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=cwd)
+            if proc.returncode != 0:
+                raise SCons.Errors.UserError(f"fit {decl.name}: {' '.join(cmd[:3])} failed: "
+                                             f"{_tail(proc.stderr or proc.stdout)}")
+        ladder = json.loads((Path(tmp) / "ladder.json").read_text(encoding="utf-8"))
+    ladder["key"] = key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(ladder, indent=1) + "\n", encoding="utf-8")
+    return [(r["budget"], r["stages"]) for r in ladder["rungs"]]
+
+
+@_action
+def _fit_row(target, source, env):
+    """One point's row from the files its build wrote; prints the progress line."""
+    from tigris_scons.fit import progress_line, read_point
+    from tigris_scons.report import write_json
+
+    params = _params(source[-1])
+    row = read_point(Path(target[0].get_abspath()).parent, params["model"], params["budget"], params["stages"])
+    write_json(target[0].get_abspath(), row)
+    _write(progress_line(params["model"], params["index"], params["count"], row))
+
+
+def _fit_report(sweep: dict, rows: list[dict]) -> str:
+    """Mark the front, match the catalog parts, write ``.fit.json``/``.fit.txt``/``.fit.svg``."""
+    from tigris_scons.fit import mark_front, render_table
+    from tigris_scons.parts import load_catalog, fit_summary
+    from tigris_scons.plots import fit_svg
+    from tigris_scons.report import write_json
+
+    json_path, text_path, svg_path = sweep["outputs"]
+    rows = mark_front(rows)
+    parts = fit_summary(load_catalog(Path(sweep["parts_dir"])).values(), rows) if sweep["parts_dir"] else []
+    fit_svg(svg_path, rows, parts, f"{sweep['model']} on {sweep['board']}")
+    table = render_table(sweep["model"], sweep["board"], rows, parts, os.path.relpath(svg_path))
+    write_json(json_path, {"schema": 1, "kind": "fit", "model": sweep["model"], "board": sweep["board"],
+                           "rows": rows, "parts": parts, "table": table, "picture": os.path.relpath(svg_path)})
+    Path(text_path).write_text(table, encoding="utf-8")
+    _fit_written.add(json_path)
+    return table
+
+
+@_action
+def _fit_summary(target, source, env):
+    """All rows -> the sweep's table, JSON and picture."""
+    sweep = next(s for s in _fit_sweeps if s["outputs"][0] == target[0].get_abspath())
+    rows = [json.loads(Path(n.get_abspath()).read_text(encoding="utf-8")) for n in source[:-1]]
+    _write(_fit_report(sweep, rows))
+
+
+def _print_fit(target, source, env):
+    """``scons fit`` with nothing to redo: the table again."""
+    report = source[0].get_abspath()
+    if report not in _fit_written and os.path.isfile(report):
+        _write(json.loads(Path(report).read_text(encoding="utf-8"))["table"])
+
+
+def _fit_at_exit() -> None:
+    """A sweep whose points failed: its report is still written, the failed points as rows.
+
+    With ``-k`` (our SConstruct sets it for ``fit``) SCons builds every point it can, but not the
+    summary, which depends on all of them; this writes it from the rows that exist and the
+    failures SCons recorded.
+    """
+    from SCons.Script import GetBuildFailures
+
+    from tigris_scons.fit import failed_row
+
+    failures = GetBuildFailures()
+    for sweep in _fit_sweeps:
+        if sweep["outputs"][0] in _fit_written or not failures:
+            continue
+        rows = []
+        for budget, stages, folder, node in sweep["points"]:
+            reason = next((str(f.errstr) for f in failures
+                           if str(getattr(f, "filename", "") or f.node).startswith(folder)
+                           or getattr(f.node, "get_abspath", lambda: "")().startswith(folder)), None)
+            if reason is None and node.get_state() in (SCons.Node.executed, SCons.Node.up_to_date) \
+                    and os.path.isfile(node.get_abspath()):
+                rows.append(json.loads(Path(node.get_abspath()).read_text(encoding="utf-8")))
+            else:
+                rows.append(failed_row(budget, stages, reason or "not built: the build stopped at another "
+                                                                   "failure (fit needs -k)"))
+        try:
+            _write(_fit_report(sweep, rows))
+        except Exception as exc:  # noqa: BLE001 - at exit nothing else can report it
+            sys.stderr.write(f"scons: *** fit {sweep['model']}: report not written: {exc}\n")
+
+
+def tigris_fit(env, spec=None, **overrides) -> FitTargets:
+    """Declare a sweep of ``spec`` (as for :func:`tigris_model`) over the ladder of budgets.
+
+    Every point is the ordinary build at one budget (its own folder ``fit/<budget>/``), run on
+    QEMU with ``icount=1``; a budget breach is recorded in the row, not fatal. Build the returned
+    ``summary`` (or the ``fit`` / ``fit-<name>`` alias) with ``-k`` so one failed point does not
+    stop the others. Needs tigris-ml in ``$TIGRISBUILD_PYTHON`` when the SConscripts are read and
+    the ladder is not cached yet.
+    """
+    import atexit
+
+    from tigris_scons.parts import PARTS_DIR
+
+    try:
+        decl = spec if isinstance(spec, decl_mod.ModelDecl) else decl_mod.resolve_model(
+            str(spec), models_dir=Path(env.Dir("$TIGRISBUILD_MODELS_DIR").get_abspath()),
+            base_dir=Path(env.Dir(".").srcnode().get_abspath()))
+        decl_mod.apply_overrides(decl, {k: str(v) for k, v in overrides.items() if v is not None})
+        if decl.source_kind != "tgrs" and decl.compile_budget is None:
+            decl.compile_budget = 1  # the sweep chooses the budgets; compile_args() only needs one
+        board = board_of(env)
+        base = env.Dir(f"$TIGRISBUILD_BUILD_DIR/{decl.name}" if board.machine == DEFAULT_BOARD
+                       else f"$TIGRISBUILD_BUILD_DIR/{board.machine}/{decl.name}")
+        folder = base.Dir("fit")
+        rungs = _fit_ladder(env, decl, folder)
+    except TigrisError as exc:
+        raise SCons.Errors.UserError(str(exc)) from None
+    name = decl.name
+    python = env.subst("$TIGRISBUILD_PYTHON")
+    if decl.source_kind == "builder":
+        model_file = env.Command(folder.File(name + ".onnx"), [str(decl.builder), *_model_source_deps(decl.builder),
+                                                               _value(env, {"python": python}, code=False)],
+                                 SCons.Action.Action(_build_model_source, _quiet(env, "MODEL")))[0]
+    else:
+        model_file = env.File(str(decl.source))
+    parts_dir = env.subst("$TIGRISBUILD_PARTS_DIR") or str(PARTS_DIR)
+    points, rows, sweep_points = [], [], []
+    for index, (budget, stages) in enumerate(rungs, 1):
+        point_dir = folder.Dir(str(budget))
+        targets = tigris_model(env, dataclasses.replace(decl, compile_budget=budget),
+                               _point={"bdir": point_dir, "model_file": model_file})
+        row = env.Command(point_dir.File("row.json"),
+                          [targets.check_ok, _value(env, {"model": name, "budget": budget, "stages": stages,
+                                                          "index": index, "count": len(rungs)})],
+                          SCons.Action.Action(_fit_row, None))[0]
+        points.append(targets)
+        rows.append(row)
+        sweep_points.append((budget, stages, point_dir.get_abspath() + os.sep, row))
+    outputs = [base.File(f"{name}.fit{suffix}") for suffix in (".json", ".txt", ".svg")]
+    catalog = {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(parts_dir).glob("*.toml"))}
+    summary = env.Command(outputs, [*rows, _value(env, {"model": name, "board": board.machine, "catalog": catalog})],
+                          SCons.Action.Action(_fit_summary, _quiet(env, "FIT", "${TARGETS[0]}")))
+    if not _fit_sweeps:
+        atexit.register(_fit_at_exit)
+    _fit_sweeps.append({"model": name, "board": board.machine, "parts_dir": parts_dir,
+                        "outputs": [o.get_abspath() for o in outputs], "points": sweep_points})
+    fit_alias = env.Alias(f"fit-{name}", summary, SCons.Action.Action(_print_fit, None))
+    env.AlwaysBuild(fit_alias)
+    alias = env.subst("$TIGRISBUILD_FIT_ALIAS")
+    if alias:
+        env.Alias(alias, fit_alias)
+    return FitTargets(name, list(summary), points, rows)
+
+
+# --------------------------------------------------------------------------------------------
 # command-line variables
 
 
@@ -886,6 +1099,8 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_QUIET=False,
         TIGRISBUILD_RUN_ALIAS="run",
         TIGRISBUILD_SIZE_ALIAS="size",
+        TIGRISBUILD_FIT_ALIAS="fit",
+        TIGRISBUILD_PARTS_DIR=str(_ROOT / "parts"),
         TIGRISBUILD_HOST_ALIAS="host",
         TIGRISBUILD_VERBOSE=False,
         TIGRISBUILD_FW_SELFTEST=None,
@@ -900,6 +1115,7 @@ def generate(env, **kw) -> None:
         env[PREFIX + key.upper()] = value
     env.AddMethod(tigris_model, "TigrisModel")
     env.AddMethod(tigris_models, "TigrisModels")
+    env.AddMethod(tigris_fit, "TigrisFit")
     env.AddMethod(add_variables, "TigrisAddVariables")
     env.Tool("tigris_host", toolpath=[str(_HERE)])
 

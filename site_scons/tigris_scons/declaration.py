@@ -26,6 +26,13 @@ Example (``models/ds_cnn/model.toml``)::
 
     [regions]                     # optional budgets per ELF region (ITCM, DTCM, ISRAM, ...)
     ITCM = "64K"
+
+A part from the catalog (``parts/<id>.toml``, see ``parts.py``) can stand in for the two part
+budgets: with ``[part] name = "STM32H743ZI"`` the part's on-chip SRAM (all blocks) and flash
+become ``sram`` and ``flash``. A ``sram``/``flash`` written in the same ``[part]`` table is more
+specific and wins. A name that is not in the catalog stays what it always was, a label. On the
+command line ``part=nrf52840`` does the same, strictly (an unknown part is an error), and a
+``sram=``/``flash=`` given with it wins.
 """
 
 from __future__ import annotations
@@ -37,9 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .an547 import REGION_NAMES
+from .boards import ALL_REGION_NAMES as REGION_NAMES
 from .errors import TigrisError
 from .inputs import DEFAULT_SEED
+from .parts import PARTS_DIR, Part, find_part, lookup_part
 from .units import parse_size
 
 MODEL_SUFFIXES = (".onnx", ".tflite", ".tgrs")
@@ -63,6 +71,8 @@ OVERRIDE_KEYS = {
     "fast_kb": "fast arena in KiB, or 'auto' (plan budget + LZ4 reserve)",
     "slow_kb": "slow arena in KiB, or 'auto' (what the plan's run uses; the default)",
     "slow_ddr": "1 to place the slow arena in DDR instead of on-chip SRAM",
+    "part": "part from the catalog in parts/: its on-chip SRAM and flash become the budgets, e.g. part=nrf52840 "
+            "(sram=/flash= given too win)",
     "sram": "part budget: total on-chip SRAM, e.g. 64K",
     "flash": "part budget: flash for plan + firmware image, e.g. 128K",
     "stack": "main stack reserved: 'auto' (the static worst case of the linked firmware plus a margin; "
@@ -90,6 +100,7 @@ class ModelDecl:
     slow_in_ddr: bool = False
     stack_size: int | None = None  # None = auto: the static worst case plus a margin (stackuse.py)
     part_name: str = ""
+    part: Part | None = None  # the catalog part when part_name names one (its budgets are the defaults)
     sram_budget: int | None = None
     flash_budget: int | None = None
     region_budgets: dict[str, int] = field(default_factory=dict)
@@ -129,6 +140,7 @@ class ModelDecl:
             "sram": self.sram_budget,
             "flash": self.flash_budget,
             "regions": dict(sorted(self.region_budgets.items())),
+            **({"part": self.part.name} if self.part is not None else {}),
         }
 
 
@@ -225,8 +237,18 @@ def check_name(name: str, where: str) -> str:
     return name
 
 
-def load_declaration(path: Path) -> ModelDecl:
-    """Read and validate one ``model.toml``; paths inside it are relative to its folder."""
+def use_part(decl: ModelDecl, part: Part) -> None:
+    """Make ``part`` the declaration's part: its total SRAM and flash become the budgets."""
+    decl.part, decl.part_name = part, part.name
+    decl.sram_budget, decl.flash_budget = part.sram_total, part.flash
+
+
+def load_declaration(path: Path, *, parts_dir: Path | None = None) -> ModelDecl:
+    """Read and validate one ``model.toml``; paths inside it are relative to its folder.
+
+    ``[part] name`` naming a part of the catalog in ``parts_dir`` (default ``parts/``) sets the
+    sram and flash budgets from the part; an explicit ``[part] sram``/``flash`` wins over it.
+    """
     where = str(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -278,6 +300,9 @@ def load_declaration(path: Path) -> ModelDecl:
     if "slow_in_ddr" in arena:
         decl.slow_in_ddr = _bool(arena["slow_in_ddr"], f"{where}: arena.slow_in_ddr")
     decl.part_name = str(part.get("name", ""))
+    catalog_part = lookup_part(decl.part_name, PARTS_DIR if parts_dir is None else parts_dir)
+    if catalog_part is not None:
+        use_part(decl, catalog_part)  # explicit sram/flash below are more specific and win
     if "sram" in part:
         decl.sram_budget = parse_size(part["sram"], what=f"{where}: part.sram")
     if "flash" in part:
@@ -309,10 +334,19 @@ def decl_for_file(path: Path) -> ModelDecl:
     return ModelDecl(name=name, origin=str(path), source=path.resolve())
 
 
-def apply_overrides(decl: ModelDecl, overrides: dict[str, str]) -> ModelDecl:
-    """Apply command-line settings (``budget=``, ``fast_kb=``, ``region_dtcm=``...) in place."""
+def apply_overrides(decl: ModelDecl, overrides: dict[str, str], *, parts_dir: Path | None = None) -> ModelDecl:
+    """Apply command-line settings (``budget=``, ``fast_kb=``, ``region_dtcm=``...) in place.
+
+    ``part=`` is applied first, whatever the order given, so that ``sram=``/``flash=`` on the
+    same command line win over the part's figures; its lookup in ``parts_dir`` (default
+    ``parts/``) is strict, as a misspelt part would otherwise leave the old budgets in force.
+    """
+    if overrides.get("part") is not None:
+        use_part(decl, find_part(str(overrides["part"]), PARTS_DIR if parts_dir is None else parts_dir))
     for key, value in overrides.items():
         what = f"{key}={value}"
+        if key == "part":
+            continue
         if key == "budget":
             decl.compile_budget = parse_size(value, what=what)
         elif key == "slow_budget":
@@ -350,7 +384,7 @@ def available_models(models_dir: Path) -> list[str]:
     return sorted(p.parent.name for p in models_dir.glob(f"*/{DECLARATION_NAME}"))
 
 
-def resolve_model(spec: str, *, models_dir: Path, base_dir: Path) -> ModelDecl:
+def resolve_model(spec: str, *, models_dir: Path, base_dir: Path, parts_dir: Path | None = None) -> ModelDecl:
     """Turn one ``model=`` value into a declaration.
 
     ``spec`` is a model folder name under ``models_dir`` (``ds_cnn``), a folder or ``.toml``
@@ -364,14 +398,14 @@ def resolve_model(spec: str, *, models_dir: Path, base_dir: Path) -> ModelDecl:
     if not candidate.is_absolute():
         candidate = base_dir / candidate
     if candidate.is_dir() and (candidate / DECLARATION_NAME).is_file():
-        return load_declaration(candidate / DECLARATION_NAME)
+        return load_declaration(candidate / DECLARATION_NAME, parts_dir=parts_dir)
     if candidate.suffix == ".toml" and candidate.is_file():
-        return load_declaration(candidate)
+        return load_declaration(candidate, parts_dir=parts_dir)
     if candidate.suffix.lower() in MODEL_SUFFIXES:
         return decl_for_file(candidate)
     declared = models_dir / spec / DECLARATION_NAME
     if "/" not in spec and declared.is_file():
-        return load_declaration(declared)
+        return load_declaration(declared, parts_dir=parts_dir)
     known = available_models(models_dir)
     hint = f"; declared models: {', '.join(known)}" if known else ""
     raise TigrisError(

@@ -41,7 +41,29 @@ class Board:
     plan_address: int
     plan_window: int
     systick_hz: int
+    data_region: str
+    slow_region: str
     mve_cpu_flags: tuple[str, ...] | None = None
+
+    def region(self, name: str) -> Region:
+        return next(r for r in self.regions if r.name == name)
+
+    def arena_problems(self, fast: int, slow: int, slow_on_chip: bool) -> list[str]:
+        """Why arenas of these sizes cannot be linked for this board (empty: they can).
+
+        The linker would refuse them too, with an assertion; saying it before the link names the
+        arena, the region and both sizes, which is what a user deciding on a board needs.
+        """
+        problems = []
+        data = self.region(self.data_region)
+        if fast > data.length:
+            problems.append(f"the fast arena ({fast:,} B) is larger than {data.name} ({data.length // KIB:,} KiB), "
+                            f"where {self.machine} links it")
+        slow_region = self.region(self.slow_region)
+        if slow_on_chip and slow > slow_region.length:
+            problems.append(f"the on-chip slow arena ({slow:,} B) is larger than {slow_region.name} "
+                            f"({slow_region.length // KIB:,} KiB); slow_ddr=1 puts it off-chip")
+        return problems
 
     @property
     def linker_script(self) -> str:
@@ -89,14 +111,14 @@ BOARDS: dict[str, Board] = {
     b.machine: b
     for b in (
         Board("mps3-an547", "Cortex-M55", "cortex-m55", "cm55", ("-mcpu=cortex-m55+nomve", *_FP_HARD),
-              AN547_REGIONS, PLAN_LOAD_ADDRESS, 16 * MIB, 32_000_000,
+              AN547_REGIONS, PLAN_LOAD_ADDRESS, 16 * MIB, 32_000_000, "DTCM", "ISRAM",
               mve_cpu_flags=("-mcpu=cortex-m55", *_FP_HARD)),
         Board("mps2-an386", "Cortex-M4", "cortex-m4", "cm4", ("-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", *_FP_HARD),
-              _mps2_regions(0x21000000), 0x21000000, 8 * MIB, 25_000_000),
+              _mps2_regions(0x21000000), 0x21000000, 8 * MIB, 25_000_000, "SSRAM2", "SSRAM3"),
         Board("mps2-an500", "Cortex-M7", "cortex-m7", "cm7", ("-mcpu=cortex-m7", "-mfpu=fpv5-d16", *_FP_HARD),
-              _mps2_regions(0x60000000), 0x60000000, 8 * MIB, 25_000_000),
+              _mps2_regions(0x60000000), 0x60000000, 8 * MIB, 25_000_000, "SSRAM2", "SSRAM3"),
         Board("mps2-an505", "Cortex-M33", "cortex-m33", "cm33", ("-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16", *_FP_HARD),
-              _AN505_REGIONS, 0x80000000, 8 * MIB, 20_000_000),
+              _AN505_REGIONS, 0x80000000, 8 * MIB, 20_000_000, "SSRAM2", "SSRAM3"),
     )
 }
 

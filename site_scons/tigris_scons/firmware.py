@@ -98,6 +98,9 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
     fast = need if params.fast_arena is None else params.fast_arena
     slow = params.slow_arena if params.slow_arena is not None else (slow_needed or 0)
     board = get_board(params.board)
+    problems = board.arena_problems(fast, slow, not params.slow_in_ddr)
+    if problems:
+        raise TigrisError(f"{params.model_name} does not fit {board.machine}: {'; '.join(problems)}")
     if plan.file_size > params.plan_window:
         raise TigrisError(
             f"plan is {plan.file_size} bytes, larger than the {params.plan_window}-byte plan window at "

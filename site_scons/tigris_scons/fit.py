@@ -33,7 +33,7 @@ def point_row(budget: int, stages: int, plan_bytes: int, check: dict[str, Any], 
     verdict = check["verdict"]
     output = next((r for r in verdict["rows"] if r["label"] == "output"), None)
     matched = output is not None and output["status"] == "ok"
-    breaches = [f"{r['label']} over budget" for r in verdict["rows"] if r["status"] == "WARN"]
+    breaches = [r["label"] for r in verdict["rows"] if r["status"] == "WARN"]
     return {
         "budget": budget, "stages": stages,
         "fast_peak": arena.get("fast_peak"), "slow_peak": arena.get("slow_used"),
@@ -43,7 +43,7 @@ def point_row(budget: int, stages: int, plan_bytes: int, check: dict[str, Any], 
         "instructions": check["work"].get("instructions_approx"),
         "output": "match" if matched else "differs",
         "ok": bool(verdict["ok"]) and matched,
-        "reason": "; ".join(breaches) if verdict["ok"] else verdict["reason"],
+        "reason": ("over budget: " + ", ".join(breaches) if breaches else "") if verdict["ok"] else verdict["reason"],
     }
 
 

@@ -1,0 +1,102 @@
+"""``scons model=ds_cnn fit`` on QEMU: the ladder, one row per point equal to a single run at the
+same budget, the report files, incremental re-runs, and a failed point as a row."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from build_helpers import REPO, Scons, require_tool
+
+
+@pytest.fixture(scope="module")
+def fit_run(tmp_path_factory):
+    """One sweep of DS-CNN in a private build folder (QEMU with icount=1)."""
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+    scons = Scons(REPO)
+    build = tmp_path_factory.mktemp("fit") / "build"
+    first = scons("model=ds_cnn", f"build_dir={build}", "fit", timeout=1200)
+    report = json.loads((build / "ds_cnn" / "ds_cnn.fit.json").read_text())
+    return scons, build, first, report
+
+
+def test_the_ladder_has_one_point_per_stage_count_from_the_smallest_plan_to_the_peak(fit_run):
+    _, build, _, report = fit_run
+    ladder = json.loads((build / "ds_cnn" / "fit" / "ladder.json").read_text())
+    rows = report["rows"]
+    assert [r["budget"] for r in rows] == [r["budget"] for r in ladder["rungs"]]
+    stages = [r["stages"] for r in rows]
+    assert len(set(stages)) == len(stages) and stages == sorted(stages, reverse=True)
+    assert rows[-1]["budget"] == ladder["peak"] and rows[-1]["stages"] == 1
+    probes = {int(b): s for b, s in ladder["probes"].items()}
+    assert probes[rows[0]["budget"]] is not None and probes.get(rows[0]["budget"] - 1, "unprobed") is None  # the smallest plan
+    assert all(r["ok"] and r["output"] == "match" for r in rows)
+
+
+def test_every_row_equals_a_single_run_at_its_budget(fit_run, tmp_path):
+    scons, _, _, report = fit_run
+    build = tmp_path / "single"
+    for row in report["rows"]:
+        scons("model=ds_cnn", f"budget={row['budget']}", "icount=1", "budget_mode=warn", f"build_dir={build}", "run",
+              timeout=900)  # warn: the sweep records budget breaches too
+        folder = build / "ds_cnn"
+        check = json.loads((folder / "ds_cnn.check.json").read_text())
+        size = json.loads((folder / "ds_cnn.size.json").read_text())
+        stack = json.loads((folder / "ds_cnn.stack.json").read_text())
+        plan_bytes = (folder / "ds_cnn.tgrs").stat().st_size
+        arena = check["run"]["arena"]
+        assert (row["stages"], row["fast_peak"], row["slow_peak"], row["stack"]) == \
+            (check["run"]["stages"], arena["fast_peak"], arena["slow_used"], stack["reserved_bytes"]), row["budget"]
+        assert (row["sram_static"], row["flash"], row["plan_bytes"]) == \
+            (size["on_chip_ram"], plan_bytes + size["load_image"], plan_bytes), row["budget"]
+        assert row["instructions"] == check["work"]["instructions_approx"], row["budget"]
+
+
+def test_the_report_marks_the_front_and_names_the_parts(fit_run):
+    _, build, first, report = fit_run
+    rows = report["rows"]
+    good = [r for r in rows if r["ok"]]
+    smallest = min(good, key=lambda r: (r["sram_static"], r["instructions"]))
+    assert [r["smallest"] for r in rows] == [r is smallest for r in rows]
+    for row in rows:  # the front: nothing else is as small and as cheap
+        dominated = any(o["sram_static"] <= row["sram_static"] and o["instructions"] <= row["instructions"]
+                        and (o["sram_static"], o["instructions"]) != (row["sram_static"], row["instructions"])
+                        for o in good)
+        assert row["pareto"] == (row["ok"] and not dominated)
+    names = {p["name"] for p in report["parts"]}
+    assert {"AN547", "nRF52840", "STM32H743ZI"} <= names
+    text = (build / "ds_cnn" / "ds_cnn.fit.txt").read_text()
+    assert text == report["table"] and text in first.stdout
+    for part in report["parts"]:
+        assert re.search(rf"^  {re.escape(part['name'])}\s+\S+\s+(fits at budget|does not fit)", text, re.M)
+    for i in range(1, len(rows) + 1):
+        assert f"FIT ds_cnn [{i}/{len(rows)}] budget" in first.stdout
+    svg = ET.parse(build / "ds_cnn" / "ds_cnn.fit.svg").getroot()
+    gids = {e.get("id") for e in svg.iter()}
+    assert {"part-" + re.sub(r"[^A-Za-z0-9_.-]", "_", n) for n in names} <= gids or \
+        all(any(n in (e.text or "") for e in svg.iter()) for n in names)
+
+
+def test_a_second_fit_runs_nothing_again(fit_run):
+    scons, build, _, report = fit_run
+    again = scons("model=ds_cnn", f"build_dir={build}", "fit", timeout=600)
+    for word in ("PLAN ", "CC ", "LINK ", "QEMU ", "FIT ds_cnn ["):
+        assert word not in again.stdout, word
+    assert report["table"] in again.stdout
+
+
+def test_a_failed_point_is_a_row_with_its_reason(fit_run):
+    scons, build, _, report = fit_run
+    top = report["rows"][-1]["budget"]
+    failed = scons("model=ds_cnn", f"build_dir={build}", f"fast_kb={top // 1024 - 1}", "fit", expect=2, timeout=900)
+    rows = json.loads((build / "ds_cnn" / "ds_cnn.fit.json").read_text())["rows"]
+    assert [r["budget"] for r in rows] == [r["budget"] for r in report["rows"]]
+    assert [r["ok"] for r in rows] == [True] * (len(rows) - 1) + [False]
+    assert "smaller than the plan needs" in rows[-1]["reason"]
+    assert "smaller than the plan needs" in failed.stdout  # the table says why
+    assert f"result: {len(rows) - 1} of {len(rows)} points ran" in failed.stdout

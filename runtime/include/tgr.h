@@ -251,6 +251,22 @@ uint32_t tgr_plan_op_macs(const tgr_plan *plan, uint32_t op);
 void tgr_profile_op(uint32_t op, int end);
 void tgr_profile_unit(uint32_t stage, int end);
 
+/* A runtime built with TGR_STAGE_MEMORY=1 (the firmware's `stage_memory=1`) calls this, which the
+ * application defines, once at the end of each execution unit of tgr_run (never during
+ * tgr_session_init's rehearsal): stages first..last (last > first only for a chain, whose member
+ * stages run together) used at most `fast_bytes` of the fast arena and `slow_bytes` of the slow
+ * arena. Each figure is the unit's high-water mark of the pool's bump offset from the arena start,
+ * every allocation rounded to TGR_TENSOR_ALIGN: it counts the unit's tensors, tiles, accumulators
+ * and decompressed weight blocks, anything a surrounding control stage keeps under the fast floor,
+ * and in slow memory everything live there (model inputs, tensors crossing stage boundaries, the
+ * unit's spilled outputs and slow overflow). It is the maximum of the host trace's `fast_used` /
+ * `slow_used` from the unit's stage_begin to its stage_end (equal with TGR_TENSOR_ALIGN 32), never
+ * above the unit's fast limit (the plan's peak_bytes, tiled_peak_bytes or chain need, plus LZ4
+ * weights). A control stage's unit includes the units of the graphs it runs, which report first.
+ * The run's own peaks (tgr_session.fast.peak, .slow.peak) are unchanged. Other builds never call
+ * it. */
+void tgr_stage_memory(uint32_t first, uint32_t last, uint32_t fast_bytes, uint32_t slow_bytes);
+
 /* Short stable name of a status code, e.g. "TGR_ERR_UNSUPPORTED". */
 const char *tgr_status_name(tgr_status status);
 

@@ -320,6 +320,34 @@ def _reference(target, source, env):
     write_json(target[0].get_abspath(), document)
 
 
+@_action
+def _stage_reference(target, source, env):
+    """The host reference's arena use per stage (from its trace), for ``stage_memory=1``."""
+    from tigris_scons.reference import stage_memory_reference
+    from tigris_scons.report import write_json
+
+    from tigris_scons.declaration import effective_runs
+    from tigris_scons.plan import read_plan
+
+    params = _params(source[1])
+    fallback = source[2].get_abspath() if len(source) > 2 else None
+    runs = effective_runs(params.get("runs"), read_plan(source[0].get_abspath()).state_bytes)
+    rows = stage_memory_reference(source[0].get_abspath(), params["seed"], runs, fallback_library=fallback,
+                                  python=env.subst("$TIGRISBUILD_PYTHON"))
+    write_json(target[0].get_abspath(), {"schema": 1, "stages": rows})
+
+
+def _draw_stages(svg, log, plan, budget: int, fast_limit: int, reference_path: str, model: str) -> str:
+    """``<m>.stages.svg`` for the check; returns the table's note."""
+    from tigris_scons.plots import stage_memory_svg
+
+    reference = json.loads(Path(reference_path).read_text(encoding="utf-8"))["stages"]
+    slow_cap = log.arena.get("slow_cap")
+    stage_memory_svg(svg.get_abspath(), log.stage_memory, reference, fast_limit, int(slow_cap) if slow_cap else None,
+                     f"{model}: arena use per stage ({plan.num_stages} stages, budget {budget:,} B)")
+    return f"picture: {svg.get_path()} (fast and slow arena use per stage, host reference dashed)"
+
+
 def _echo(transcript: str, width: int = 160) -> str:
     """The QEMU transcript for the console: long OUTPUT_BYTES lines shortened (full in the log)."""
     rows = []
@@ -357,8 +385,10 @@ def _qemu_run(target, source, env):
                                    "finished": time.time(), "log": target[0].get_path(),
                                    "work": work_figure(log.work_ticks(), log.work.get("clock"),
                                                        icount_shift(params["qemu_flags"]))}
-    if "profile" in (logged := log.to_dict()):  # profile=1: ticks and MACs per op, ticks per unit
-        document["profile"] = logged["profile"]
+    logged = log.to_dict()
+    for key in ("profile", "stage_memory"):  # profile=1: ticks and MACs per op and unit; stage_memory=1
+        if key in logged:
+            document[key] = logged[key]
     write_json(target[1].get_abspath(), document)
     if not env.get(PREFIX + "QUIET"):
         header = f"---- QEMU {params['model']}: {target[0].get_path()} ({result.seconds:.2f} s) ----\n"
@@ -404,6 +434,12 @@ def _final_check(target, source, env):
     work = work_figure(log.work_ticks(), log.work.get("clock"), params["icount_shift"])
     if work["deterministic"]:
         verdict.notes.append(describe_work(work))
+    if len(target) > 2:  # stage_memory=1
+        if not log.stage_memory:
+            verdict.errors.append("stage_memory=1 but the firmware printed no STAGE_MEM line")
+        else:
+            verdict.notes.append(_draw_stages(target[2], log, plan, budget, fast_limit,
+                                              source[6].get_abspath(), model))
     document = {"schema": 1, "kind": "check", "model": model, "board": params.get("board"), "elf": size.elf, "work": work,
                 "plan": source[3].get_path(), "plan_bytes": plan.file_size, "budgets": params["budgets"],
                 "run": log.to_dict(), "reference": {k: reference[k] for k in ("runtime", "checksum", "inputs", "seed")},
@@ -769,11 +805,17 @@ def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> 
     env.NoCache(run_nodes)
     env.SideEffect(env.File("$TIGRISBUILD_BUILD_DIR/.tigris-qemu.lock"), run_nodes)
 
-    # 6. full check
+    # 6. full check (stage_memory=1: it also draws the firmware's per-stage arena use beside the
+    #    host reference's, <m>.stages.svg; plotting is loaded only then)
     check_params = {"model": name, "budgets": budgets, "tensor_align": align,
                     "icount_shift": icount_shift(qemu_flags), "board": board.machine}
-    check = env.Command([stamp_check, out(".check.json")],
-                        [run_nodes[0], size_nodes[0], reference, plan, _value(env, check_params), stack[0]],
+    check_targets = [stamp_check, out(".check.json")]
+    check_sources = [run_nodes[0], size_nodes[0], reference, plan, _value(env, check_params), stack[0]]
+    if fw_params["stage_memory"]:
+        check_targets.append(out(".stages.svg"))
+        check_sources.append(env.Command(out(".stages-ref.json"), ref_sources,
+                                         SCons.Action.Action(_stage_reference, _quiet(env, "REFERENCE")))[0])
+    check = env.Command(check_targets, check_sources,
                         SCons.Action.Action(_final_check, _quiet(env, "CHECK", "${TARGETS[0]}")), **record)
 
     targets = ModelTargets(name, decl, plan, elf, size_nodes[0], size_check[0], reference, run_nodes[0],
@@ -902,9 +944,9 @@ def _fit_report(sweep: dict, rows: list[dict]) -> str:
     rows = mark_front(rows)
     parts = fit_summary(load_catalog(Path(sweep["parts_dir"])).values(), rows) if sweep["parts_dir"] else []
     fit_svg(svg_path, rows, parts, f"{sweep['model']} on {sweep['board']}")
-    table = render_table(sweep["model"], sweep["board"], rows, parts, os.path.relpath(svg_path))
+    table = render_table(sweep["model"], sweep["board"], rows, parts, sweep["picture"])
     write_json(json_path, {"schema": 1, "kind": "fit", "model": sweep["model"], "board": sweep["board"],
-                           "rows": rows, "parts": parts, "table": table, "picture": os.path.relpath(svg_path)})
+                           "rows": rows, "parts": parts, "table": table, "picture": sweep["picture"]})
     Path(text_path).write_text(table, encoding="utf-8")
     _fit_written.add(json_path)
     return table
@@ -1012,7 +1054,8 @@ def tigris_fit(env, spec=None, **overrides) -> FitTargets:
     if not _fit_sweeps:
         atexit.register(_fit_at_exit)
     _fit_sweeps.append({"model": name, "board": board.machine, "parts_dir": parts_dir,
-                        "outputs": [o.get_abspath() for o in outputs], "points": sweep_points})
+                        "outputs": [o.get_abspath() for o in outputs], "picture": outputs[2].get_path(),
+                        "points": sweep_points})
     fit_alias = env.Alias(f"fit-{name}", summary, SCons.Action.Action(_print_fit, None))
     env.AlwaysBuild(fit_alias)
     alias = env.subst("$TIGRISBUILD_FIT_ALIAS")

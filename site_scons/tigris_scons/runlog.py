@@ -10,12 +10,21 @@ changed or removed)::
     WORK systick_ticks=<n> clock=32MHz-virtual    (optional: firmwares before it lack the line)
     PROFILE op=<i> type=<Op> ticks=<n> macs=<n>  (profile=1 only: one per op, then
     PROFILE unit=<stage> ticks=<n>                  one per execution unit that ran)
+    STAGE_MEM stage=<s> fast=<b> slow=<b> unit=<first stage of its unit>   (stage_memory=1 only:
+                                              one per stage that ran, in stage order)
     OUTPUT_BYTES <index> <name> <hex>         (one per output)
     BENCH_END status=ok
 
 A plan with state variables runs several inferences in a row; each before the last prints,
 before the OUTPUT line, ``RUN index=<k> checksum=<fnv1a32>`` and ``RUN_BYTES <k> <index> <name>
 <hex>`` per output (the other lines describe the last inference).
+
+``STAGE_MEM`` (runtime built with ``TGR_STAGE_MEMORY=1``, see ``tgr_stage_memory`` in
+runtime/include/tgr.h): for each stage of the measured inference, the high-water marks of the
+fast and slow arenas (bytes from the arena start, allocations rounded to ``TGR_TENSOR_ALIGN``)
+during the execution unit that ran it; the stages of a chain run as one unit and share its
+figures (``unit`` = the chain head). Comparable with the plan's per-unit fast need and equal to
+the host reference trace's per-unit maxima with alignment 32 (reference.stage_memory_reference).
 
 The parser is tolerant of noise (QEMU warnings, carriage returns, extra keys) so that harmless
 additions never break the build, and strict about what the checks rely on: a missing or
@@ -66,6 +75,7 @@ class RunLog:
     work: dict[str, str] = field(default_factory=dict)  # systick_ticks, clock (WORK line)
     profile_ops: list[dict[str, Any]] = field(default_factory=list)  # op, type, ticks, macs (PROFILE op=)
     profile_units: dict[int, int] = field(default_factory=dict)  # stage -> ticks (PROFILE unit=)
+    stage_memory: list[dict[str, int]] = field(default_factory=list)  # stage, fast, slow, unit (STAGE_MEM)
     end_status: str | None = None
     end: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
@@ -100,6 +110,7 @@ class RunLog:
             **({"profile": {"ops": list(self.profile_ops),
                             "units": {str(k): v for k, v in sorted(self.profile_units.items())}}}
                if self.profile_ops or self.profile_units else {}),
+            **({"stage_memory": [dict(row) for row in self.stage_memory]} if self.stage_memory else {}),
             "end_status": self.end_status,
             "problems": list(self.problems),
         }
@@ -179,6 +190,22 @@ def parse_run_log(text: str) -> RunLog:
                     log.profile_units[_int(values["unit"])] = _int(values["ticks"])
             except (KeyError, ValueError):
                 log.problems.append(f"malformed line: {line!r}")
+        elif line.startswith("STAGE_MEM"):
+            values = _kv(line)
+            try:
+                if line.split(None, 1)[0] != "STAGE_MEM":
+                    raise ValueError(line)
+                row = {key: _int(values[key]) for key in ("stage", "fast", "slow")}
+                row["unit"] = _int(values.get("unit", values["stage"]))
+                if min(row.values()) < 0 or row["unit"] > row["stage"]:  # a unit starts at or before its stages
+                    raise ValueError(line)
+            except (KeyError, ValueError):
+                log.problems.append(f"malformed line: {line[:80]!r}")
+                continue
+            if any(earlier["stage"] == row["stage"] for earlier in log.stage_memory):
+                log.problems.append(f"STAGE_MEM stage={row['stage']} printed more than once")
+                continue
+            log.stage_memory.append(row)
         elif line.startswith(_FAILURE_PREFIXES):
             log.problems.append(f"firmware reported: {line[:200]}")
         elif m := _END.match(line):

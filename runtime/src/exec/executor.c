@@ -241,6 +241,41 @@ static tgr_status run_unit(tgr_session *s, uint32_t stage, uint32_t last, uint32
     return tgr_path_run(path, s, stage, limit, weights, err);
 }
 
+#if TGR_STAGE_MEMORY
+/* The unit's high-water marks for tgr_stage_memory (tgr.h): each pool's peak restarts at its
+ * current use when the unit begins; when it ends, the unit's peaks are reported and the run's
+ * peaks become the larger of the two again. Nested units (a control stage's graphs) nest. Only
+ * allocations raise `used`, and what follows the unit in the executor (slow release, fast reset)
+ * only lowers it, so the marks equal the reference trace's maxima over the unit's events. */
+typedef struct unit_marks {
+    uint32_t fast_peak;
+    uint32_t slow_peak;
+} unit_marks;
+
+static unit_marks unit_marks_begin(tgr_session *s)
+{
+    unit_marks run;
+    run.fast_peak = s->fast.peak;
+    run.slow_peak = s->slow.peak;
+    s->fast.peak = s->fast.used;
+    s->slow.peak = s->slow.used;
+    return run;
+}
+
+static void unit_marks_end(tgr_session *s, unit_marks run, uint32_t first, uint32_t last, tgr_status st)
+{
+    if (st == TGR_OK && !s->rehearsing) {
+        tgr_stage_memory(first, last, s->fast.peak, s->slow.peak);
+    }
+    if (run.fast_peak > s->fast.peak) {
+        s->fast.peak = run.fast_peak;
+    }
+    if (run.slow_peak > s->slow.peak) {
+        s->slow.peak = run.slow_peak;
+    }
+}
+#endif
+
 tgr_status tgr_run_unit(tgr_session *s, uint32_t stage, uint32_t *last, tgr_error *err)
 {
     const tgr_plan *p = s->plan;
@@ -262,7 +297,15 @@ tgr_status tgr_run_unit(tgr_session *s, uint32_t stage, uint32_t *last, tgr_erro
     }
     tgr_emit_stage_begin(s, stage, path);
     tgr_profile_unit(stage, 0);
+#if TGR_STAGE_MEMORY
+    {
+        const unit_marks run = unit_marks_begin(s);
+        st = run_unit(s, stage, *last, path, limit, err);
+        unit_marks_end(s, run, stage, *last, st);
+    }
+#else
     st = run_unit(s, stage, *last, path, limit, err);
+#endif
     tgr_profile_unit(stage, 1);
     return st;
 }

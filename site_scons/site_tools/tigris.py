@@ -293,7 +293,7 @@ def _stack_analysis(target, source, env):
         document = {"worst_bytes": None, "reserved_bytes": reserved, "auto": False,
                     "skipped": "self-test build (recursion on purpose)", "elf": source[0].get_path()}
     else:
-        su_files = [Path(n.get_abspath()).with_suffix(".su") for n in source[1:-1]]
+        su_files = list(dict.fromkeys(Path(n.get_abspath()).with_suffix(".su") for n in source[1:-1]))
         report = analyse_stack(source[0].get_abspath(), [p for p in su_files if p.is_file()],
                                objdump=env.subst("$TIGRISBUILD_OBJDUMP"), recursion_bounds=RECURSION_BOUNDS)
         reserved = params["stack"] if params["stack"] is not None else reserve_for(report.worst_bytes)
@@ -660,13 +660,33 @@ def _model_source_deps(builder: Path) -> list[str]:
     return deps
 
 
-def _tigris_version() -> str:
+def _dist_version(name: str) -> str:
     from importlib import metadata
 
     try:
-        return metadata.version("tigris-ml")
+        return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "missing"
+
+
+def _tigris_version() -> str:
+    return _dist_version("tigris-ml")
+
+
+#: What a model builder script's output depends on besides its own files.
+BUILDER_PACKAGES = ("onnx", "onnxruntime", "numpy")
+
+
+def _python_identity(python: str) -> dict:
+    """The Python that runs a model builder, for the builder's signature: its version and the
+    packages the builders use, not where it is installed (a CacheDir shared between checkouts
+    and machines must not key on the path of a venv). Another interpreter than the one running
+    SCons is known by its path only."""
+    import platform
+
+    if python != sys.executable:
+        return {"python": python}
+    return {"python": platform.python_version(), "packages": {d: _dist_version(d) for d in BUILDER_PACKAGES}}
 
 
 def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> ModelTargets:
@@ -713,7 +733,7 @@ def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> 
             model_file = point["model_file"]
         elif decl.source_kind == "builder":
             model_file = env.Command(out(".onnx"), [str(decl.builder), *_model_source_deps(decl.builder),
-                                                    _value(env, {"python": python}, code=False)],
+                                                    _value(env, _python_identity(python), code=False)],
                                      SCons.Action.Action(_build_model_source, _quiet(env, "MODEL")))[0]
         else:
             model_file = env.File(str(decl.source))
@@ -761,7 +781,7 @@ def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> 
                         [probe, *objs, *lib_objs, _value(env, {"stack": decl.stack_size, "selftest": bool(selftest)})],
                         SCons.Action.Action(_stack_analysis, _quiet(env, "STACK", "${TARGETS[0]}")),
                         TIGRISBUILD_OBJDUMP=cross.subst("${TIGRISBUILD_CROSS}objdump"))
-    elf = cross.Program(out(".elf"), objs, LIBS=libs, LINKFLAGS=link_flags + ["@" + stack[1].get_abspath()])[0]
+    elf = cross.Program(out(".elf"), objs, LIBS=libs, LINKFLAGS=link_flags + ["$(", "@" + stack[1].get_abspath(), "$)"])[0]
     env.Depends([probe, elf], [linker_script, templates.File(firmware_recipe.SECTIONS_SCRIPT)])
     env.Depends(elf, stack[1])
 
@@ -779,7 +799,7 @@ def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> 
                              TIGRISBUILD_STALE_STAMPS=[stamp_check], **record)
 
     # 4. host reference
-    ref_sources = [plan, _value(env, {"seed": decl.seed, "runs": decl.runs})]
+    ref_sources = [plan, _value(env, {"seed": decl.seed, "runs": decl.runs, "tigris": _tigris_version()})]
     from tigris_scons.reference import bundled_runtime_available
 
     if not bundled_runtime_available():  # fall back to our own host library (and say so)
@@ -802,7 +822,7 @@ def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> 
                             TIGRISBUILD_STALE_STAMPS=[stamp_check], **record)
     if not point:
         env.AlwaysBuild(run_nodes)
-    env.NoCache(run_nodes)
+    env.NoCache(run_nodes, size_check)  # runs and checks always execute, never come from a CacheDir
     env.SideEffect(env.File("$TIGRISBUILD_BUILD_DIR/.tigris-qemu.lock"), run_nodes)
 
     # 6. full check (stage_memory=1: it also draws the firmware's per-stage arena use beside the
@@ -817,6 +837,7 @@ def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> 
                                          SCons.Action.Action(_stage_reference, _quiet(env, "REFERENCE")))[0])
     check = env.Command(check_targets, check_sources,
                         SCons.Action.Action(_final_check, _quiet(env, "CHECK", "${TARGETS[0]}")), **record)
+    env.NoCache(check)
 
     targets = ModelTargets(name, decl, plan, elf, size_nodes[0], size_check[0], reference, run_nodes[0],
                            check[0], default=[elf, size_check[0]], run=[elf, check[0]])
@@ -1030,7 +1051,7 @@ def tigris_fit(env, spec=None, **overrides) -> FitTargets:
     python = env.subst("$TIGRISBUILD_PYTHON")
     if decl.source_kind == "builder":
         model_file = env.Command(folder.File(name + ".onnx"), [str(decl.builder), *_model_source_deps(decl.builder),
-                                                               _value(env, {"python": python}, code=False)],
+                                                               _value(env, _python_identity(python), code=False)],
                                  SCons.Action.Action(_build_model_source, _quiet(env, "MODEL")))[0]
     else:
         model_file = env.File(str(decl.source))
@@ -1040,9 +1061,11 @@ def tigris_fit(env, spec=None, **overrides) -> FitTargets:
         point_dir = folder.Dir(str(budget))
         targets = tigris_model(env, dataclasses.replace(decl, compile_budget=budget),
                                _point={"bdir": point_dir, "model_file": model_file})
+        reads = [point_dir.File(name + suffix) for suffix in (".tgrs", ".check.json", ".size.json", ".stack.json")]
         row = env.Command(point_dir.File("row.json"),
-                          [targets.check_ok, _value(env, {"model": name, "budget": budget, "stages": stages,
-                                                          "index": index, "count": len(rungs)})],
+                          [targets.check_ok, *reads, point_dir.File("firmware.json"),
+                           _value(env, {"model": name, "budget": budget, "stages": stages,
+                                        "index": index, "count": len(rungs)})],
                           SCons.Action.Action(_fit_row, None))[0]
         points.append(targets)
         rows.append(row)

@@ -1,4 +1,4 @@
-"""SCons tool: arm-none-eabi GCC for bare-metal Cortex-M55 (hard float, no MVE).
+"""SCons tool: arm-none-eabi GCC for bare-metal Cortex-M (named for its default core, the M55).
 
 Load it into an environment dedicated to target code::
 
@@ -6,8 +6,9 @@ Load it into an environment dedicated to target code::
     cross.Tool('tigris_cm55', toolpath=[...])          # or prefix='/opt/gcc/bin/arm-none-eabi-'
 
 It sets ``CC``/``AS``/``AR``/``LINK``... to ``$TIGRISBUILD_CROSS``-prefixed programs (default
-``arm-none-eabi-``; a prefix the user already set is kept), adds
-``-mcpu=cortex-m55+nomve -mthumb -mfloat-abi=hard``, per-function/data sections with
+``arm-none-eabi-``; a prefix the user already set is kept), adds ``$TIGRISBUILD_CPU_FLAGS``
+(default ``-mcpu=cortex-m55+nomve -mthumb -mfloat-abi=hard``; the ``tigris`` tool sets the
+board's, ``tigris_scons.boards``), per-function/data sections with
 ``--gc-sections``, ``.elf`` programs, and a linker map ``<program>.map`` that is declared as a
 target (so size reports can depend on it and ``scons -c`` removes it). Built with
 ``-fstack-usage`` in ``CCFLAGS``, an object's ``<object>.su`` is declared as a target too:

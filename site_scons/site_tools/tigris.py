@@ -689,6 +689,18 @@ def _python_identity(python: str) -> dict:
     return {"python": platform.python_version(), "packages": {d: _dist_version(d) for d in BUILDER_PACKAGES}}
 
 
+def _declaration(env, spec, overrides: dict) -> decl_mod.ModelDecl:
+    """``spec`` resolved (a name, folder, declaration or model file; or a ModelDecl as is) with the
+    command-line ``overrides`` applied; parts named by ``part=`` or ``[part] name`` come from
+    ``$TIGRISBUILD_PARTS_DIR``."""
+    parts_dir = Path(env.subst("$TIGRISBUILD_PARTS_DIR"))
+    decl = spec if isinstance(spec, decl_mod.ModelDecl) else decl_mod.resolve_model(
+        str(spec), models_dir=Path(env.Dir("$TIGRISBUILD_MODELS_DIR").get_abspath()),
+        base_dir=Path(env.Dir(".").srcnode().get_abspath()), parts_dir=parts_dir)
+    return decl_mod.apply_overrides(decl, {k: str(v) for k, v in overrides.items() if v is not None},
+                                    parts_dir=parts_dir)
+
+
 def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> ModelTargets:
     """Declare every target of one model; see the module docstring for the graph.
 
@@ -700,12 +712,7 @@ def tigris_model(env, spec=None, *, _point: dict | None = None, **overrides) -> 
     instead of failing.
     """
     try:
-        if isinstance(spec, decl_mod.ModelDecl):
-            decl = spec
-        else:
-            decl = decl_mod.resolve_model(str(spec), models_dir=Path(env.Dir("$TIGRISBUILD_MODELS_DIR").get_abspath()),
-                                          base_dir=Path(env.Dir(".").srcnode().get_abspath()))
-        decl_mod.apply_overrides(decl, {k: str(v) for k, v in overrides.items() if v is not None})
+        decl = _declaration(env, spec, overrides)
         if decl.source_kind in ("onnx", "tflite", "builder"):
             compile_args = decl.compile_args()
     except TigrisError as exc:
@@ -1031,13 +1038,8 @@ def tigris_fit(env, spec=None, **overrides) -> FitTargets:
     """
     import atexit
 
-    from tigris_scons.parts import PARTS_DIR
-
     try:
-        decl = spec if isinstance(spec, decl_mod.ModelDecl) else decl_mod.resolve_model(
-            str(spec), models_dir=Path(env.Dir("$TIGRISBUILD_MODELS_DIR").get_abspath()),
-            base_dir=Path(env.Dir(".").srcnode().get_abspath()))
-        decl_mod.apply_overrides(decl, {k: str(v) for k, v in overrides.items() if v is not None})
+        decl = _declaration(env, spec, overrides)
         if decl.source_kind != "tgrs" and decl.compile_budget is None:
             decl.compile_budget = 1  # the sweep chooses the budgets; compile_args() only needs one
         board = board_of(env)
@@ -1055,7 +1057,7 @@ def tigris_fit(env, spec=None, **overrides) -> FitTargets:
                                  SCons.Action.Action(_build_model_source, _quiet(env, "MODEL")))[0]
     else:
         model_file = env.File(str(decl.source))
-    parts_dir = env.subst("$TIGRISBUILD_PARTS_DIR") or str(PARTS_DIR)
+    parts_dir = env.subst("$TIGRISBUILD_PARTS_DIR")
     points, rows, sweep_points = [], [], []
     for index, (budget, stages) in enumerate(rungs, 1):
         point_dir = folder.Dir(str(budget))

@@ -100,3 +100,10 @@ def test_a_failed_point_is_a_row_with_its_reason(fit_run):
     assert "smaller than the plan needs" in rows[-1]["reason"]
     assert "smaller than the plan needs" in failed.stdout  # the table says why
     assert f"result: {len(rows) - 1} of {len(rows)} points ran" in failed.stdout
+
+
+def test_a_plan_cannot_be_swept(tiny_plan, tmp_path):
+    """A .tgrs is compiled at one budget already: fit needs the model and says so."""
+    require_tool("arm-none-eabi-gcc")
+    refused = Scons(REPO)(f"model={tiny_plan}", "fast_kb=64", f"build_dir={tmp_path / 'b'}", "fit", expect=2)
+    assert "fit compiles" in refused.stderr and "not a plan" in refused.stderr

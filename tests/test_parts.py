@@ -19,7 +19,6 @@ from tigris_scons.parts import (
     load_catalog,
     load_part,
     lookup_part,
-    part_budgets,
 )
 
 KIB = 1024
@@ -108,7 +107,6 @@ def test_good_file(tmp_path):
     assert part.sram == {"SRAM1": 96 * KIB, "SRAM2": 32 * KIB}
     assert (part.sram_total, part.largest_sram_block) == (128 * KIB, 96 * KIB)
     assert (part.source_url, part.source_document) == ("https://example.com/ds.pdf", "DS0001 Rev 1, section 3.4")
-    assert part_budgets(part) == {"sram": 128 * KIB, "flash": 512 * KIB, "largest_sram_block": 96 * KIB}
     assert hash(part)  # frozen and usable as a key despite the dict
 
 

@@ -37,7 +37,6 @@ command line ``part=nrf52840`` does the same, strictly (an unknown part is an er
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .boards import ALL_REGION_NAMES as REGION_NAMES
-from .errors import TigrisError
+from .errors import TigrisError, check_keys, suggestion
 from .inputs import DEFAULT_SEED
 from .parts import PARTS_DIR, Part, find_part, lookup_part
 from .units import parse_size
@@ -144,19 +143,6 @@ class ModelDecl:
         }
 
 
-def _suggest(key: str, allowed: set[str]) -> str:
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
-    for key in table:
-        if key not in allowed:
-            raise TigrisError(
-                f"{where}: unknown key {key!r}{_suggest(key, allowed)}; allowed: {', '.join(sorted(allowed))}"
-            )
-
-
 def _bool(value: Any, what: str) -> bool:
     if isinstance(value, bool):
         return value
@@ -222,7 +208,7 @@ def _region_name(key: str, where: str) -> str:
         if name.lower() == key.lower():
             return name
     raise TigrisError(
-        f"{where}: unknown region {key!r}{_suggest(key.upper(), set(REGION_NAMES))}; "
+        f"{where}: unknown region {key!r}{suggestion(key.upper(), set(REGION_NAMES))}; "
         f"regions: {', '.join(REGION_NAMES)}"
     )
 
@@ -256,12 +242,12 @@ def load_declaration(path: Path, *, parts_dir: Path | None = None) -> ModelDecl:
         raise TigrisError(f"{where}: cannot read ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise TigrisError(f"{where}: not valid TOML: {exc}") from None
-    _check_keys(raw, _TOP_KEYS, where)
+    check_keys(raw, _TOP_KEYS, where)
     for table, allowed in _TABLE_KEYS.items():
         value = raw.get(table, {})
         if not isinstance(value, dict):
             raise TigrisError(f"{where}: [{table}] must be a table")
-        _check_keys(value, allowed, f"{where}: [{table}]")
+        check_keys(value, allowed, f"{where}: [{table}]")
     regions_raw = raw.get("regions", {})
     if not isinstance(regions_raw, dict):
         raise TigrisError(f"{where}: [regions] must be a table")
@@ -373,7 +359,7 @@ def apply_overrides(decl: ModelDecl, overrides: dict[str, str], *, parts_dir: Pa
             region = _region_name(key[len(REGION_OVERRIDE_PREFIX):], what)
             decl.region_budgets[region] = parse_size(value, what=what)
         else:
-            raise TigrisError(f"{what}: not a model setting{_suggest(key, set(OVERRIDE_KEYS))}")
+            raise TigrisError(f"{what}: not a model setting{suggestion(key, set(OVERRIDE_KEYS))}")
     return decl
 
 

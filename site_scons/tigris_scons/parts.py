@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .errors import TigrisError
+from .errors import TigrisError, check_keys, suggestion
 from .units import fmt_bytes, parse_size
 
 #: The catalog shipped with the project (``<repo>/parts``).
@@ -93,19 +93,6 @@ def _size_text(n: int) -> str:
     return fmt_bytes(n)
 
 
-def _suggest(key: str, allowed: Iterable[str]) -> str:
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    for key in table:
-        if key not in allowed:
-            raise TigrisError(
-                f"{where}: unknown key {key!r}{_suggest(key, allowed)}; allowed: {', '.join(sorted(allowed))}"
-            )
-
-
 def _text(raw: Mapping[str, Any], key: str, where: str) -> str:
     """A required, non-empty string."""
     if key not in raw:
@@ -138,7 +125,7 @@ def load_part(path: Path) -> Part:
         raise TigrisError(f"{where}: cannot read ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise TigrisError(f"{where}: not valid TOML: {exc}") from None
-    _check_keys(raw, _KEYS, where)
+    check_keys(raw, _KEYS, where)
 
     name = _text(raw, "name", where)
     if not _NAME_RE.match(name):
@@ -164,7 +151,7 @@ def load_part(path: Path) -> Part:
     source = raw["source"]
     if not isinstance(source, dict):
         raise TigrisError(f"{where}: [source] must be a table with url and document")
-    _check_keys(source, _SOURCE_KEYS, f"{where}: [source]")
+    check_keys(source, _SOURCE_KEYS, f"{where}: [source]")
     url = _text(source, "url", f"{where}: [source]")
     if not _URL_RE.match(url):
         raise TigrisError(f"{where}: [source] url must be an http(s) address, got {url!r}")
@@ -212,11 +199,6 @@ def find_part(name: str, parts_dir: Path = PARTS_DIR) -> Part:
     raise TigrisError(
         f"part={name}: not in the part catalog {parts_dir}{hint}; known parts: {known or 'none'}"
     )
-
-
-def part_budgets(part: Part) -> dict[str, int]:
-    """The budgets a declaration takes from a part."""
-    return {"sram": part.sram_total, "flash": part.flash, "largest_sram_block": part.largest_sram_block}
 
 
 def fits(part: Part, need: Need) -> tuple[bool, str]:

@@ -135,7 +135,3 @@ def get_board(machine: str | None) -> Board:
     except KeyError:
         raise TigrisError(f"board={machine}: not a supported QEMU board; boards: {', '.join(BOARDS)}") from None
 
-
-def board_for_target(target: str | None) -> Board | None:
-    """The board whose firmware prints ``target`` after ``BENCH_START <model> @``, if any."""
-    return next((b for b in BOARDS.values() if b.target == target), None)

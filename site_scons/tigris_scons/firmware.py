@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .boards import DEFAULT_BOARD, get_board
+from .builtin import parse_needs
 from .declaration import MAX_RUNS, check_name, effective_runs, parse_seed
 from .errors import TigrisError
+from .inputs import fnv1a32
 from .plan import PlanInfo
 
 DEFAULT_PLAN_WINDOW = 16 * 1024 * 1024
@@ -80,6 +82,50 @@ class FirmwareParams:
     stage_memory: bool = False  # STAGE_MEM lines: fast/slow arena use per stage (runtime built with TGR_STAGE_MEMORY)
 
 
+def fast_arena_bytes(declared: int | None, plan: PlanInfo, align: int) -> int:
+    """The fast arena a firmware gets: the declared size, else (``auto``) what the plan needs."""
+    return plan.fast_arena_required(align) if declared is None else declared
+
+
+def needs_arguments(fast: int | None, slow: int | None, plan: PlanInfo, align: int) -> list[str]:
+    """``tgr_plan_needs PLAN FAST SLOW``'s last two arguments: the arenas this firmware will have,
+    so the runtime answers for them (``auto`` slow: it reports what the plan's run uses)."""
+    return [str(fast_arena_bytes(fast, plan, align)), "auto" if slow is None else str(slow)]
+
+
+def main_context(params: FirmwareParams, plan: PlanInfo, plan_bytes: bytes, needs_text: str) -> dict[str, Any]:
+    """The context ``main.c`` is rendered from, given the plan and ``tgr_plan_needs``' answer.
+
+    Refuses what would build a firmware that cannot work: ``validate=digest`` for a plan the
+    runtime refuses on the host (the firmware would bind it without its loader), and a declared
+    fast arena below what the plan needs (the run would fail; the message says what to raise).
+    """
+    needs = parse_needs(needs_text)
+    digest = None
+    if params.validate == "digest":
+        if needs is None:
+            raise TigrisError(f"validate=digest: the runtime refuses this plan on the host, so no firmware may bind "
+                              f"it unchecked: {needs_text.strip().removeprefix('error ')}")
+        digest = fnv1a32(plan_bytes)
+    context = template_context(params, plan, needs.slow_peak if needs is not None else None, digest)
+    if params.fast_arena is not None and params.fast_arena < context["fast_arena_required"]:
+        raise TigrisError(
+            f"fast arena {params.fast_arena} B is smaller than the plan needs "
+            f"({context['fast_arena_required']} B = budget {plan.budget} B + weight reserve); "
+            "raise fast_kb= / [arena] fast, or use auto"
+        )
+    return context
+
+
+def runtime_variant(cpu_id: str, align: int, *, messages: bool, mve: bool, profile: bool,
+                    stage_memory: bool) -> str:
+    """Folder of one compiled form of the runtime library, shared by every model built with the
+    same core and options: ``cm55/runtime-a16``, ``cm4/runtime-a16``, plus ``-m0`` (messages=0),
+    ``-mve`` (mve=1), ``-prof`` (profile=1), ``-smem`` (stage_memory=1) in that order."""
+    return (f"{cpu_id}/runtime-a{align}" + ("" if messages else "-m0") + ("-mve" if mve else "")
+            + ("-prof" if profile else "") + ("-smem" if stage_memory else ""))
+
+
 def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None,
                      plan_digest: int | None = None) -> dict[str, Any]:
     """The Jinja2 context for ``main.c.j2`` (checked with :func:`check_context`).
@@ -95,7 +141,7 @@ def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | 
     if params.validate == "digest" and plan_digest is None:
         raise TigrisError("validate=digest needs the digest of a plan the runtime accepted")
     need = plan.fast_arena_required(params.tensor_align)
-    fast = need if params.fast_arena is None else params.fast_arena
+    fast = fast_arena_bytes(params.fast_arena, plan, params.tensor_align)
     slow = params.slow_arena if params.slow_arena is not None else (slow_needed or 0)
     board = get_board(params.board)
     problems = board.arena_problems(fast, slow, not params.slow_in_ddr)

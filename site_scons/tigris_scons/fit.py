@@ -13,11 +13,14 @@ inference under ``-icount shift=0``: repeatable, a count of work, not a latency.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .units import fmt_bytes
 
+#: The reason of a point SCons never got to: without ``-k`` the build stops at the first failure.
+NOT_BUILT = "not built: the build stopped at another failure (fit needs -k)"
 ROW_KEYS = ("budget", "stages", "fast_peak", "slow_peak", "stack", "sram_static", "fast_arena", "flash",
             "plan_bytes", "image_bytes", "instructions", "output", "ok", "reason")
 
@@ -60,6 +63,30 @@ def failed_row(budget: int, stages: int, reason: str) -> dict[str, Any]:
     row = dict.fromkeys(ROW_KEYS)
     row.update(budget=budget, stages=stages, output="-", ok=False, reason=reason)
     return row
+
+
+def rows_after_failures(points: Sequence[tuple[int, int, str]], built: Sequence[dict[str, Any] | None],
+                        failures: Sequence[tuple[Sequence[str], str]]) -> list[dict[str, Any]]:
+    """The rows of a sweep whose build failed somewhere, for the report written at exit.
+
+    ``points`` are ``(budget, stages, folder)`` with the folder ending in a separator, ``built``
+    the row each point wrote (None: none), ``failures`` the paths each failure names and its
+    reason. A point with a failure under its folder is a row with that reason; one with a row and
+    no failure is that row; any other was never built.
+    """
+    rows = []
+    for (budget, stages, folder), row in zip(points, built, strict=True):
+        reason = next((why for paths, why in failures if any(p.startswith(folder) for p in paths)), None)
+        rows.append(row if reason is None and row is not None else failed_row(budget, stages, reason or NOT_BUILT))
+    return rows
+
+
+def report(model: str, board: str, rows: list[dict[str, Any]], parts: list[dict[str, Any]],
+           picture: str) -> dict[str, Any]:
+    """``<m>.fit.json``: the rows (marked by :func:`mark_front`), the part lines, the picture and
+    the table the console prints (``<m>.fit.txt``)."""
+    return {"schema": 1, "kind": "fit", "model": model, "board": board, "rows": rows, "parts": parts,
+            "table": render_table(model, board, rows, parts, picture), "picture": picture}
 
 
 def mark_front(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

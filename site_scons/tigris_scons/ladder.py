@@ -20,13 +20,15 @@ Run in a child Python that has tigris-ml (inside SCons the name ``tigris`` is th
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 #: Compile at this budget to learn the unscheduled peak (one stage holds the whole live set).
 UNBOUNDED_BUDGET = 1 << 30
@@ -91,6 +93,37 @@ def find_ladder(stages_at: Callable[[int], int | None], peak: int) -> Ladder:
 
     split(smallest, peak)
     return Ladder(peak, sorted((b, s) for s, b in first.items()), probes)
+
+
+def ladder_key(model_files: Sequence[str | Path], extra: list[str], slow: int | None, tigris_version: str) -> str:
+    """What a ladder depends on: the model (or its builder's sources), the compile arguments other
+    than the budget, tigris-ml's version and the search itself (this module and the plan reader).
+    Nothing else may make the sweep search again: the search is the slow part of reading a fit."""
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve()
+    for path in [*model_files, here, here.with_name("plan.py")]:
+        digest.update(Path(path).read_bytes())
+    digest.update(json.dumps([extra, slow, tigris_version]).encode())
+    return digest.hexdigest()
+
+
+def rungs_of(ladder: dict[str, Any]) -> list[tuple[int, int]]:
+    """The ``(budget, stages)`` rungs of a ladder file's document."""
+    return [(r["budget"], r["stages"]) for r in ladder["rungs"]]
+
+
+def cached_rungs(path: Path, key: str) -> list[tuple[int, int]] | None:
+    """The rungs kept in the ladder file at ``path`` if it was searched for ``key``, else None."""
+    if not path.is_file():
+        return None
+    cached = json.loads(path.read_text(encoding="utf-8"))
+    return rungs_of(cached) if cached.get("key") == key else None
+
+
+def keep(path: Path, ladder: dict[str, Any], key: str) -> None:
+    """Write the ladder file with the key it was searched for (:func:`cached_rungs` reads it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(ladder | {"key": key}, indent=1) + "\n", encoding="utf-8")
 
 
 def _tigris_stages(model: str, extra: list[str], fast_and_rest: Callable[[int], str]) -> Callable[[int], int | None]:

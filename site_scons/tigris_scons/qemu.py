@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .an547 import PLAN_LOAD_ADDRESS
+from .runlog import RunLog
 
 END_MARKER = "BENCH_END status=ok"
 
@@ -103,6 +104,12 @@ def icount_shift(flags: list[str]) -> int | None:
     return None
 
 
+def with_icount(flags: list[str], on: bool) -> list[str]:
+    """QEMU's extra arguments with :data:`ICOUNT_FLAGS` added when ``on``, unless the user's own
+    flags already choose an ``-icount`` shift (theirs wins)."""
+    return flags + ICOUNT_FLAGS if on and icount_shift(flags) is None else list(flags)
+
+
 def work_figure(ticks: int | None, clock: str | None, shift: int | None) -> dict[str, Any]:
     """The firmware's WORK reading for ``run.json``.
 
@@ -160,6 +167,37 @@ class QemuResult:
         data["meaning"] = exit_meaning(self.exit_code) if not self.timed_out else "timeout"
         data["ok"] = self.ok
         return data
+
+
+def run_document(result: QemuResult, log: RunLog, *, model: str, started: float, finished: float, log_path: str,
+                 shift: int | None) -> dict[str, Any]:
+    """``<m>.run.json``: how QEMU ended, the work figure, and the ``PROFILE`` and ``STAGE_MEM``
+    readings when the firmware printed them (``profile=1``, ``stage_memory=1``)."""
+    document = result.to_dict() | {"schema": 1, "model": model, "started": started, "finished": finished,
+                                   "log": log_path,
+                                   "work": work_figure(log.work_ticks(), log.work.get("clock"), shift)}
+    logged = log.to_dict()
+    document.update({key: logged[key] for key in ("profile", "stage_memory") if key in logged})
+    return document
+
+
+def run_failure(model: str, result: QemuResult, log_path: str) -> str:
+    """Why a run failed, with the firmware's last error line when it printed one."""
+    errors = [line.strip() for line in result.transcript.splitlines()
+              if line.startswith(("ERROR", "HARDFAULT", "UNEXPECTED_EXCEPTION"))]
+    hint = f"; firmware said: {errors[-1]}" if errors else ""
+    return f"{model}: {result.failure()}{hint} (log: {log_path})"
+
+
+def console_transcript(transcript: str, width: int = 160) -> str:
+    """The transcript as the console shows it: ``OUTPUT_BYTES`` lines longer than ``width`` are
+    cut, with their length and a pointer to the log (which keeps them whole)."""
+    rows = []
+    for line in transcript.splitlines():
+        if line.startswith("OUTPUT_BYTES") and len(line) > width:
+            line = line[:width] + f"... ({len(line)} chars, see the run log)"
+        rows.append(line)
+    return "\n".join(rows)
 
 
 def run_qemu(command: list[str], log_path: str | Path, *, timeout: float) -> QemuResult:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .declaration import effective_runs
 from .errors import TigrisError
 from .inputs import fnv1a32, generate_run_inputs
 from .plan import read_plan
@@ -199,6 +200,24 @@ def stage_memory_reference(
     if not isinstance(document, list):
         raise TigrisError(f"host reference stage memory for {plan_path}: unexpected answer")
     return document
+
+
+#: What a reference file holds: the outputs (``<m>.ref.json``) or, for ``stage_memory=1``, the
+#: arena use per stage (``<m>.stages-ref.json``).
+REFERENCE_KINDS = ("outputs", "stages")
+
+
+def reference_file(kind: str, plan_path: str | Path, seed: int, runs: int | None, *,
+                   fallback_library: str | Path | None = None, python: str = sys.executable) -> dict[str, Any]:
+    """The document of one reference file of ``kind`` (:data:`REFERENCE_KINDS`) for the plan on
+    the firmware's generated inputs; ``runs`` as declared (None: as many as the plan's state asks)."""
+    runs = effective_runs(runs, read_plan(plan_path).state_bytes)
+    if kind == "outputs":
+        return compute_reference(plan_path, seed, runs, fallback_library=fallback_library, python=python)
+    if kind == "stages":
+        return {"schema": 1, "stages": stage_memory_reference(plan_path, seed, runs, fallback_library=fallback_library,
+                                                              python=python)}
+    raise ValueError(f"reference kind {kind!r}: expected one of {', '.join(REFERENCE_KINDS)}")
 
 
 def _in_child(args: list[str], plan_path: str | Path, what: str, *, fallback_library: str | Path | None,

@@ -85,6 +85,11 @@ def render_table(verdict: Verdict, *, title: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def unchanged_table(table: str) -> str:
+    """A passing table printed again without a new check: its result line says so."""
+    return table.replace("\nresult: ok", "\nresult: ok, unchanged since the last check", 1)
+
+
 def write_json(path: str | Path, document: dict[str, Any]) -> None:
     """Write ``document`` atomically (temp file + rename), sorted keys, trailing newline.
 

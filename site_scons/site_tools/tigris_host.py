@@ -10,7 +10,9 @@
   tensor alignment so it selects the same paths.
 
 Every host build links the full runtime: its generated ``*_built_in.c`` units list every op and
-path (tigris_scons/builtin.py), written under ``gen/`` of the output folder.
+path (tigris_scons/builtin.py), written under ``gen/`` of the output folder and declared by the
+shared ``tigris_tool.nodes`` (which the ``tigris`` tool's firmware builds use too). Each output
+folder is declared once per build, in the build's state object (``tigris_tool.state``).
 
 Flags: ``-std=c99 -Wall -Wextra -Werror -O2 -fPIC``, ``-lm``, ``TGR_TENSOR_ALIGN`` 32 by default
 (the host reference runtime's alignment, so peaks compare exactly). With ``sanitize=True`` the
@@ -24,26 +26,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import SCons.Action
-import SCons.Errors
-
 _SITE = Path(__file__).resolve().parents[1]
-if str(_SITE) not in sys.path:
+if str(_SITE) not in sys.path:  # loaded from another SConstruct's toolpath
     sys.path.insert(0, str(_SITE))
 
-from tigris_scons import builtin, runtime_tree  # noqa: E402
+from tigris_scons import runtime_tree  # noqa: E402
+from tigris_tool.nodes import full_built_in, missing, private_env, runtime_dir  # noqa: E402
+from tigris_tool.state import BuildState, state_of  # noqa: E402
 
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-fno-omit-frame-pointer"]
 SHIM = "tigris_host.c"
 DRIVER = "tgr_run.c"
 NEEDS = "plan_needs.c"
-
-
-def _missing(target, source, env):
-    raise SCons.Errors.BuildError(node=target[0], errstr=env.subst("$TIGRISBUILD_MISSING_MESSAGE"))
-
-
-_declared: dict[str, list] = {}
 
 
 def tigris_host(env, sanitize: bool = False, alias: str | None = None):
@@ -52,21 +46,26 @@ def tigris_host(env, sanitize: bool = False, alias: str | None = None):
     Declaring twice for the same output directory returns the first declaration's nodes (the
     ``tigris`` tool asks for the library when it needs it as the host-reference fallback).
     """
-    key = env.Dir("$TIGRISBUILD_BUILD_DIR/" + ("host-san" if sanitize else "host")).get_abspath()
-    if key in _declared:
-        name = alias if alias is not None else env.subst("$TIGRISBUILD_HOST_ALIAS")
-        if name:
-            env.Alias(name, _declared[key])
-        return _declared[key]
-    align = int(env.subst("$TIGRISBUILD_HOST_TENSOR_ALIGN"))
-    runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
-    host = _host_env(env, runtime, align)
+    outdir = env.Dir("$TIGRISBUILD_BUILD_DIR/" + ("host-san" if sanitize else "host"))
+    declared = state_of(env).host_outputs
+    key = outdir.get_abspath()
+    if key not in declared:
+        declared[key] = _host_outputs(env, outdir, sanitize)
+    name = alias if alias is not None else env.subst("$TIGRISBUILD_HOST_ALIAS")
+    if name:
+        env.Alias(name, declared[key])
+    return declared[key]
+
+
+def _host_outputs(env, outdir, sanitize: bool) -> list:
+    """The library (and the driver, when its source exists) built into ``outdir``."""
+    runtime = runtime_dir(env)
+    host = _host_env(env, int(env.subst("$TIGRISBUILD_HOST_TENSOR_ALIGN")))
     if sanitize:
         host.Append(CCFLAGS=SANITIZE_FLAGS, LINKFLAGS=SANITIZE_FLAGS, SHLINKFLAGS=SANITIZE_FLAGS)
     if not env.get("TIGRISBUILD_VERBOSE"):
         host["SHCCCOMSTR"] = host["CCCOMSTR"] = "CC (host) $TARGET"
         host["SHLINKCOMSTR"] = host["LINKCOMSTR"] = "LINK (host) $TARGET"
-    outdir = env.Dir("$TIGRISBUILD_BUILD_DIR/" + ("host-san" if sanitize else "host"))
 
     def objects(files):
         paths = [Path(str(f)) for f in files]  # runtime sources and generated nodes alike
@@ -77,30 +76,22 @@ def tigris_host(env, sanitize: bool = False, alias: str | None = None):
     common = sorted(p for p in host_dir.glob("*.c") if p.name not in (SHIM, DRIVER, NEEDS))
     shared_objs = objects(core + common)
     if core:
-        shared_objs += objects(full_built_in(env, host, outdir.Dir("gen"), runtime))
+        shared_objs += objects(full_built_in(host, outdir.Dir("gen")))
     nodes = []
     if (host_dir / SHIM).is_file() and core:
         nodes += host.SharedLibrary(outdir.File("libtigris_host.so"), shared_objs + objects([host_dir / SHIM]),
                                     SHLIBPREFIX="", SHLIBSUFFIX=".so")
     else:
-        nodes += host.Command(outdir.File("libtigris_host.so"), [], SCons.Action.Action(_missing, None),
-                              TIGRISBUILD_MISSING_MESSAGE=f"cannot build the host library yet: "
-                              f"{host_dir / SHIM} or the runtime sources in {runtime_tree.source_root(runtime)} are missing")
+        nodes += missing(host, outdir.File("libtigris_host.so"), f"cannot build the host library yet: "
+                         f"{host_dir / SHIM} or the runtime sources in {runtime_tree.source_root(runtime)} are missing")
     if (host_dir / DRIVER).is_file() and core:
         nodes += host.Program(outdir.File("tgr_run"), shared_objs + objects([host_dir / DRIVER]))
-    name = alias if alias is not None else env.subst("$TIGRISBUILD_HOST_ALIAS")
-    if name:
-        env.Alias(name, nodes)
-    _declared[key] = nodes
     return nodes
 
 
-def _host_env(env, runtime: Path, align: int):
-    """A fresh host-compiler environment: the user's CCFLAGS/CFLAGS/LIBS must not leak in."""
-    import SCons.Environment
-
-    settings = {k: v for k, v in env.Dictionary().items() if k.startswith("TIGRISBUILD_")}
-    host = SCons.Environment.Environment(tools=[], ENV=dict(env["ENV"]), **settings)
+def _host_env(env, align: int):
+    """A private host-compiler environment: the user's CCFLAGS/CFLAGS/LIBS must not leak in."""
+    host = private_env(env)
     for tool in ("cc", "gcc", "gnulink", "ar"):
         host.Tool(tool)
     host.SetDefault(TIGRISBUILD_HOST_CC="gcc")
@@ -110,72 +101,33 @@ def _host_env(env, runtime: Path, align: int):
     host["SHLINK"] = "$TIGRISBUILD_HOST_CC"
     host.Replace(CCFLAGS=["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC"],
                  CPPDEFINES=[("TGR_TENSOR_ALIGN", align)],
-                 CPPPATH=[str(d) for d in runtime_tree.include_dirs(runtime)],
+                 CPPPATH=[str(d) for d in runtime_tree.include_dirs(runtime_dir(env))],
                  LINKFLAGS=[], SHLINKFLAGS=["-shared"], LIBS=["m"])
     return host
 
 
-def _write_built_in(target, source, env):
-    """Write the generated units listing what this build links (tigris_scons/builtin.py)."""
-    catalog = builtin.scan(Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath()))
-    needs = None
-    if len(source) > 1:
-        needs = builtin.parse_needs(Path(source[1].get_abspath()).read_text(encoding="utf-8"))
-    builtin.write(Path(target[0].get_abspath()).parents[1], catalog, needs)
-
-
-def catalog_value(env, runtime: Path):
-    """The runtime's op and path definitions, and the generator's own code, as a Value: the
-    generated units depend on both."""
-    import hashlib
-
-    generator = hashlib.sha256(Path(builtin.__file__).read_bytes()).hexdigest()
-    return env.Value(repr(builtin.scan(runtime)) + generator)
-
-
-def built_in_sources(env, out_dir, runtime: Path, needs=None) -> list:
-    """Declare the generated ``*_built_in.c`` units under ``out_dir``: the full runtime, or with
-    ``needs`` (a ``tgr_plan_needs`` output node) only what that plan takes."""
-    targets = [out_dir.File(f"{layer}/{unit}.c") for unit, layer in builtin.UNITS.items()]
-    sources = [catalog_value(env, runtime)] + ([needs] if needs is not None else [])
-    return env.Command(targets, sources, SCons.Action.Action(_write_built_in, "GEN $TARGET.dir"))
-
-
-_full_units: dict[str, list] = {}
-
-
-def full_built_in(env, builder_env, out_dir, runtime: Path) -> list:
-    """The full runtime's generated units under ``out_dir`` (declared once per folder)."""
-    key = out_dir.get_abspath()
-    if key not in _full_units:
-        _full_units[key] = built_in_sources(builder_env, out_dir, runtime)
-    return list(_full_units[key])
-
-
-_needs_tools: dict[int, object] = {}
-
-
 def tigris_plan_needs(env, align: int):
     """``tgr_plan_needs`` built for the host with tensor alignment ``align`` (declared once)."""
-    if align in _needs_tools:
-        return _needs_tools[align]
-    runtime = Path(env.Dir("$TIGRISBUILD_RUNTIME_DIR").get_abspath())
-    host = _host_env(env, runtime, align)
+    tools = state_of(env).needs_tools
+    if align in tools:
+        return tools[align]
+    runtime = runtime_dir(env)
+    host = _host_env(env, align)
     host.Replace(CCFLAGS=["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1"])
     if not env.get("TIGRISBUILD_VERBOSE"):
         host["CCCOMSTR"] = "CC (host) $TARGET"
         host["LINKCOMSTR"] = "LINK (host) $TARGET"
     outdir = env.Dir(f"$TIGRISBUILD_BUILD_DIR/host-needs-a{align}")
-    units = full_built_in(env, host, outdir.Dir("gen"), runtime)
+    units = full_built_in(host, outdir.Dir("gen"))
     sources = [*map(str, runtime_tree.sources(runtime)), *units, str(runtime / "host" / NEEDS)]
     objs = [host.Object(outdir.File(f"obj/{Path(str(s)).parent.name}/{Path(str(s)).stem}.o"), s) for s in sources]
-    tool = host.Program(outdir.File("tgr_plan_needs"), objs)[0]
-    _needs_tools[align] = tool
-    return tool
+    tools[align] = host.Program(outdir.File("tgr_plan_needs"), objs)[0]
+    return tools[align]
 
 
 def generate(env, **_kw) -> None:
-    env.SetDefault(TIGRISBUILD_BUILD_DIR="#build", TIGRISBUILD_HOST_TENSOR_ALIGN=32, TIGRISBUILD_HOST_ALIAS="host")
+    env.SetDefault(TIGRISBUILD_BUILD_DIR="#build", TIGRISBUILD_HOST_TENSOR_ALIGN=32, TIGRISBUILD_HOST_ALIAS="host",
+                   TIGRISBUILD_STATE=BuildState())
     if "TIGRISBUILD_RUNTIME_DIR" not in env:
         env["TIGRISBUILD_RUNTIME_DIR"] = str(Path(__file__).resolve().parents[2] / "runtime")
     env.AddMethod(tigris_host, "TigrisHost")

@@ -93,7 +93,8 @@ def test_a_second_fit_runs_nothing_again(fit_run):
 def test_a_failed_point_is_a_row_with_its_reason(fit_run):
     scons, build, _, report = fit_run
     top = report["rows"][-1]["budget"]
-    failed = scons("model=ds_cnn", f"build_dir={build}", f"fast_kb={top // 1024 - 1}", "fit", expect=2, timeout=900)
+    failed = scons("-k", "model=ds_cnn", f"build_dir={build}", f"fast_kb={top // 1024 - 1}", "fit", expect=2,
+                   timeout=900)
     rows = json.loads((build / "ds_cnn" / "ds_cnn.fit.json").read_text())["rows"]
     assert [r["budget"] for r in rows] == [r["budget"] for r in report["rows"]]
     assert [r["ok"] for r in rows] == [True] * (len(rows) - 1) + [False]

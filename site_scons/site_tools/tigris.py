@@ -67,9 +67,9 @@ def add_variables(env, opts) -> None:
                           "and the check draws <model>.stages.svg next to the host reference", False))
     opts.Add("qemu", "QEMU binary", "qemu-system-arm")
     opts.Add("qemu_flags", "extra QEMU arguments, e.g. '-d guest_errors'", "")
-    opts.Add(BoolVariable("icount", "run QEMU with -icount shift=0: the firmware's WORK line (SysTick ticks of one "
-                          "inference, x31.25 = instructions) repeats exactly and goes to <model>.run.json; "
-                          "a count of work, not latency", False))
+    opts.Add(BoolVariable("icount", "1 (default): run QEMU with -icount shift=0, so the firmware's WORK line (SysTick "
+                          "ticks of one inference, x31.25 = instructions) repeats exactly and goes to <model>.run.json; "
+                          "0: QEMU's clock follows host time and the figure varies; a count of work, not latency", True))
     opts.Add("cross", "cross toolchain prefix", "arm-none-eabi-")
     opts.Add(BoolVariable("messages", "0: the firmware keeps status codes but drops every message text "
                           "(smallest image); 1 (default): messages say why a plan was refused", True))
@@ -106,7 +106,7 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_PYTHON=sys.executable,
         TIGRISBUILD_QEMU="qemu-system-arm",
         TIGRISBUILD_QEMU_FLAGS="",
-        TIGRISBUILD_ICOUNT=False,
+        TIGRISBUILD_ICOUNT=True,
         TIGRISBUILD_QEMU_TIMEOUT=None,
         TIGRISBUILD_BUDGET_MODE="error",
         TIGRISBUILD_TENSOR_ALIGN=firmware_recipe.DEFAULT_TENSOR_ALIGN,

@@ -107,11 +107,20 @@ typedef struct tgr_plan {
     uint32_t state_bytes;         /* the state buffer a session keeps them in */
 } tgr_plan;
 
+/* Element types: the dtype codes of a plan's tensor records and of tgr_io_info.dtype (the ONNX
+ * TensorProto codes, which the plan format takes over). A plan's tensors are int8 but for the
+ * few the loader allows otherwise (docs/plan-format.md#tensors); INT64 appears only as an
+ * interface dtype, for int32 indices behind an ONNX interface. */
+enum {
+    TGR_DTYPE_FLOAT32 = 1, TGR_DTYPE_UINT8 = 2, TGR_DTYPE_INT8 = 3, TGR_DTYPE_INT16 = 5, TGR_DTYPE_INT32 = 6,
+    TGR_DTYPE_INT64 = 7, TGR_DTYPE_BOOL = 9
+};
+
 /* One interface tensor as the caller sees it: interface dtype, storage-order extents. */
 typedef struct tgr_io_info {
     const char *name;
     uint32_t bytes;               /* byte size in the interface dtype */
-    uint8_t dtype;                /* ONNX code: 1 float32, 2 uint8, 3 int8, 6 int32, 9 bool */
+    uint8_t dtype;                /* TGR_DTYPE_*: FLOAT32, UINT8, INT8, INT32, INT64 or BOOL */
     uint8_t rank;
     int32_t dims[TGR_MAX_RANK];
     uint16_t tensor;              /* plan tensor index */

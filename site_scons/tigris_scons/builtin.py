@@ -2,13 +2,15 @@
 
 The runtime defines every op implementation with ``TGR_OP_IMPL(OP_X, tiling, check, run)`` (or
 ``TGR_OP_FALLIBLE`` for one whose run can fail on the data, ``TGR_OP_REFUSED``; or ``TGR_OP_METHODS`` and one ``TGR_OP_METHOD(OP_X, METHOD_Y, run)`` per method
-for an op whose arithmetic the plan selects, like Softmax's integer and float methods) and every execution path with ``TGR_PATH_IMPL(TGR_PATH_X, run, fits)`` (or
+for an op whose arithmetic the plan selects, like Softmax's integer and float methods), the row-band
+rule of an op that runs in row bands with ``TGR_OP_BANDS(OP_X, rule)``, and every execution path with ``TGR_PATH_IMPL(TGR_PATH_X, run, fits)`` (or
 ``TGR_PATH_RUNNER`` for the normal path), which give them external names (``tgr_run_OP_X``,
 ``tgr_path_run_TGR_PATH_X``...). Nothing in the runtime calls those names; four small generated
 units do, with switches of direct calls (docs/firmware.md#per-model-runtime):
 
-* ``ops/ops_built_in.c``: the ops' tiling modes, checks and runs (by method, for ops with methods:
-  only the plan's methods, the check refusing the others), and a bitmap of every opcode the full
+* ``ops/ops_built_in.c``: the ops' tiling modes, checks, band rules (an op without one is refused
+  for row bands) and runs (by method, for ops with methods: only the plan's methods, with the mask
+  of them the registry's check refuses the others by), and a bitmap of every opcode the full
   runtime implements (so a firmware can say "not built into this firmware");
 * ``exec/paths_built_in.c``: the mask of linked paths, their runners and fit tests;
 * ``memory/weights_built_in.c``: compressed weights (``weights.c`` and the LZ4 decoder), or plain
@@ -30,7 +32,7 @@ The lists are read from the runtime's sources, so the definitions are the only l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import runtime_tree
@@ -45,6 +47,7 @@ _OP_IMPL = re.compile(r"^[ \t]*TGR_OP_(?:IMPL|FALLIBLE)\([ \t]*(OP_\w+)[ \t]*,[ 
 _OP_REFUSED = re.compile(r"^[ \t]*TGR_OP_(?:REFUSED|CONTROL)\([ \t]*(OP_\w+)[ \t]*,", re.M)
 _OP_METHODS = re.compile(r"^[ \t]*TGR_OP_METHODS\([ \t]*(OP_\w+)[ \t]*,[ \t]*([^,;\n]+?)[ \t]*,", re.M)
 _OP_METHOD = re.compile(r"^[ \t]*TGR_OP_METHOD\([ \t]*(OP_\w+)[ \t]*,[ \t]*(METHOD_\w+)[ \t]*,", re.M)
+_OP_BANDS = re.compile(r"^[ \t]*TGR_OP_BANDS\([ \t]*(OP_\w+)[ \t]*,", re.M)
 _PATH_IMPL = re.compile(r"^[ \t]*TGR_PATH_(IMPL|RUNNER)\([ \t]*(TGR_PATH_\w+)[ \t]*,", re.M)
 _ENUM_VALUE = re.compile(r"\b((?:OP|TGR_PATH|METHOD)_[A-Z0-9_]+)\s*=\s*(\d+)\b")
 
@@ -61,6 +64,7 @@ class OpImpl:
     tiling: str  # its TILING_* expression as written ("0" for a refused op)
     runs: bool  # False for TGR_OP_REFUSED
     methods: bool = False  # TGR_OP_METHODS: runs by method (:class:`MethodImpl`)
+    bands: bool = False  # declares a row-band rule (TGR_OP_BANDS)
 
 
 @dataclass(frozen=True)
@@ -105,8 +109,8 @@ class Needs:
     state: bool = False  # state variables (schema 10 SEC_STATE)
 
 
-#: TGR_PATH_CONTROL: the plan has control-flow graphs exactly when a stage takes this path.
-CONTROL_PATH = 8
+#: The path a plan with control-flow graphs takes (exactly such a plan takes it).
+CONTROL_PATH = "TGR_PATH_CONTROL"
 
 
 def _code(path: Path) -> str:
@@ -142,6 +146,7 @@ def scan(runtime: Path) -> Catalog:
         for macro, name in _PATH_IMPL.findall(text):
             code = _value_of(values, name, paths, "path")
             paths[code] = PathImpl(name, macro == "IMPL")
+    banded: list[str] = [name for text in texts for name in _OP_BANDS.findall(text)]
     for kind, found in (("op", ops), ("path", paths)):
         if not found:
             raise BuiltInError(f"no {kind} implementations found under {runtime_tree.source_root(runtime)}")
@@ -151,6 +156,14 @@ def scan(runtime: Path) -> Catalog:
     for code, op in ops.items():
         if op.methods and not any(m.op == code for m in methods.values()):
             raise BuiltInError(f"op {op.name} runs by method but has no TGR_OP_METHOD")
+    for name in banded:
+        code = values.get(name, -1)
+        if code not in ops or not ops[code].runs or "TILING_ROWS" not in re.split(r"[\s|()]+", ops[code].tiling):
+            raise BuiltInError(f"band rule for {name}, which is not an op running in row bands (TILING_ROWS): "
+                               "the rows path would never ask it")
+        if ops[code].bands:
+            raise BuiltInError(f"{name} declares two band rules")
+        ops[code] = replace(ops[code], bands=True)
     return Catalog(ops=ops, paths=paths, methods=methods)
 
 
@@ -196,7 +209,7 @@ def render(catalog: Catalog, needs: Needs | None = None) -> dict[str, str]:
     paths = sorted(catalog.paths) if needs is None else sorted(needs.paths.keys() & catalog.paths.keys())
     lz4 = True if needs is None else needs.lz4
     state = True if needs is None else needs.state
-    graphs = CONTROL_PATH in paths
+    graphs = any(catalog.paths[c].name == CONTROL_PATH for c in paths)
     what = "the full runtime" if needs is None else "the ops, methods and paths of one plan"
     head = f"/* Generated by site_scons/tigris_scons/builtin.py: {what}. Do not edit. */\n"
     return {"ops/ops_built_in.c": head + _ops_unit(catalog, ops, methods),
@@ -222,12 +235,12 @@ def _ops_unit(catalog: Catalog, ops: list[int], methods: list[int]) -> str:
     decls += "".join(f"uint32_t tgr_method_of_{i.name}(const tgr_plan *p, uint32_t op);\n" for _, i in impls if i.methods)
     decls += "".join(f"uint32_t tgr_run_{i.name}({run_args});\n" for _, i in running if not i.methods)
     decls += "".join(f"uint32_t tgr_run_{catalog.methods[m].name}({run_args});\n" for m in methods)
+    decls += "".join(f"const char *tgr_band_problem_{i.name}(const tgr_plan *p, uint32_t op, uint32_t axis);\n"
+                     for _, i in impls if i.bands)
     built = [(c, i.name, f"return TGR_OP_BUILT_IN{' | TGR_OP_RUNS' if i.runs else ''} | ({i.tiling});")
              for c, i in impls]
-    checks = [(c, i.name, f"return tgr_check_{i.name}(p, op, err);") for c, i in impls if not i.methods]
-    checks += [(c, i.name, f"st = tgr_check_{i.name}(p, op, err);\n        return st != TGR_OK ? st : "
-                           f"tgr_check_method(p, op, tgr_method_of_{i.name}(p, op), 0x{sum(1 << m for m in methods_of[c]):x}u, err);")
-               for c, i in impls if i.methods]
+    checks = [(c, i.name, f"return tgr_check_{i.name}(p, op, err);") for c, i in impls]
+    bands = [(c, i.name, f"return tgr_band_problem_{i.name}(p, op, axis);") for c, i in impls if i.bands]
     runs = [(c, i.name, f"return tgr_run_{i.name}(p, op, tensor_ptr, region);") for c, i in running if not i.methods]
     runs += [(c, i.name, _method_switch(catalog, i.name, methods_of[c])) for c, i in running if i.methods]
     method_of = [(c, i.name, f"return tgr_method_of_{i.name}(p, op);") for c, i in impls if i.methods]
@@ -235,7 +248,6 @@ def _ops_unit(catalog: Catalog, ops: list[int], methods: list[int]) -> str:
     return ('#include "ops/ops_registry.h"\n\n' + decls
             + "\nuint32_t tgr_built_in_op(uint32_t opcode)\n{\n" + _switch("opcode", sorted(built), "return 0u;") + "}\n"
             + "\ntgr_status tgr_built_in_check(const tgr_plan *p, uint32_t op, tgr_error *err)\n{\n"
-            + ("    tgr_status st;\n" if methods_of else "")
             + _switch("op_type(p, op)", sorted(checks),
                       "return tgr_fail(err, TGR_ERR_UNSUPPORTED, \"op %u is not built in\", op);")
             + "}\n"
@@ -247,6 +259,11 @@ def _ops_unit(catalog: Catalog, ops: list[int], methods: list[int]) -> str:
             + "\nuint32_t tgr_built_in_method(const tgr_plan *p, uint32_t op)\n{\n"
             + _switch("op_type(p, op)", sorted(method_of), "return 0u;") + "}\n"
             + "\nconst char *tgr_method_name(uint32_t method)\n{\n" + _switch("method", names, 'return "?";') + "}\n"
+            + f"\nconst uint32_t tgr_built_in_methods = 0x{sum(1 << m for m in methods):x}u;\n"
+            + "\nconst char *tgr_built_in_band_problem(const tgr_plan *p, uint32_t op, uint32_t axis)\n{\n"
+            + ("" if bands else "    (void)axis;\n")
+            + _switch("op_type(p, op)", sorted(bands),
+                      'return TGR_TEXT("an op of this kind declares no band rule (TGR_OP_BANDS)");') + "}\n"
             + "\nconst uint8_t tgr_full_runtime_ops[32] = {" + ", ".join(f"0x{b:02x}" for b in bitmap) + "};\n")
 
 

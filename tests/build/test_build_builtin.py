@@ -41,6 +41,8 @@ def test_catalog_has_every_definition_once() -> None:
     assert sorted(i.name for i in catalog.ops.values() if i.methods) == sorted(by_method)
     methods = _definitions(r"\nTGR_OP_METHOD\((OP_\w+), (METHOD_\w+),")
     assert sorted((catalog.ops[m.op].name, m.name) for m in catalog.methods.values()) == sorted(methods)
+    bands = _definitions(r"\nTGR_OP_BANDS\((OP_\w+),")
+    assert sorted(i.name for i in catalog.ops.values() if i.bands) == sorted(bands)
     paths = _definitions(r"\nTGR_PATH_(?:IMPL|RUNNER)\((TGR_PATH_\w+),")
     assert sorted(i.name for i in catalog.paths.values()) == sorted(paths)
     assert [i.name for i in catalog.paths.values() if not i.fits] == ["TGR_PATH_NORMAL"]
@@ -73,6 +75,7 @@ def test_catalog_matches_the_compiled_runtime(full_library: ctypes.CDLL) -> None
     name.restype, name.argtypes = ctypes.c_char_p, [ctypes.c_uint32]
     assert {m: name(m).decode() for m in range(32) if name(m) != b"?"} == {
         m: i.label for m, i in catalog.methods.items()}
+    assert ctypes.c_uint32.in_dll(full_library, "tgr_built_in_methods").value == sum(1 << m for m in catalog.methods)
     paths = ctypes.c_uint32.in_dll(full_library, "tgr_built_in_paths").value
     assert paths == sum(1 << c for c in catalog.paths)
     bitmap = (ctypes.c_uint8 * 32).in_dll(full_library, "tgr_full_runtime_ops")
@@ -88,13 +91,18 @@ def test_a_plans_units_list_exactly_its_ops_and_paths() -> None:
     ops = units["ops/ops_built_in.c"]
     assert set(re.findall(r"tgr_run_(OP_\w+)\(p", ops)) == {catalog.ops[conv].name}
     assert set(re.findall(r"tgr_run_(METHOD_\w+)\(p", ops)) == {"METHOD_SOFTMAX_FLOAT"}
-    assert f"tgr_method_of_OP_SOFTMAX(p, op), 0x{1 << softmax_float:x}u, err)" in ops
+    assert f"tgr_built_in_methods = 0x{1 << softmax_float:x}u;" in ops
     assert set(re.findall(r"tgr_check_(OP_\w+)\(p", ops)) == {catalog.ops[conv].name, catalog.ops[softmax].name}
+    assert set(re.findall(r"return tgr_band_problem_(OP_\w+)\(p", ops)) == {"OP_SOFTMAX"}  # Conv has no band rule
     paths = units["exec/paths_built_in.c"]
     assert f"tgr_built_in_paths = 0x{1 | 1 << 5:x}u" in paths
     assert set(re.findall(r"return tgr_path_run_(TGR_PATH_\w+)\(", paths)) == {"TGR_PATH_NORMAL", "TGR_PATH_ROWS"}
     assert set(re.findall(r"return tgr_path_fits_(TGR_PATH_\w+)\(", paths)) == {"TGR_PATH_ROWS"}
     assert "tgr_plain_" in units["memory/weights_built_in.c"] and "tgr_lz4_" not in units["memory/weights_built_in.c"]
+    assert "tgr_plain_bind_graphs(" in units["load/extensions_built_in.c"]
+    control = next(c for c, i in catalog.paths.items() if i.name == "TGR_PATH_CONTROL")  # tgr.h's enum value
+    graphs = builtin.render(catalog, Needs({}, {control: "control"}, lz4=False, slow_peak=0))
+    assert "tgr_full_bind_graphs(" in graphs["load/extensions_built_in.c"]
     full = builtin.render(catalog)
     assert len(re.findall(r"tgr_run_OP_\w+\(p", full["ops/ops_built_in.c"])) == sum(
         i.runs and not i.methods for i in catalog.ops.values())
@@ -133,6 +141,8 @@ def _runtime_copy(tmp_path: Path) -> Path:
     ("TGR_OP_METHOD(OP_CONV, METHOD_SOFTMAX_FLOAT, run_conv);", "implemented twice"),
     ("enum { METHOD_CONV_SPARE = 7 };\nTGR_OP_METHOD(OP_CONV, METHOD_CONV_SPARE, run_conv);",
      "METHOD_CONV_SPARE belongs to no TGR_OP_METHODS op"),
+    ("TGR_OP_BANDS(OP_CONV, tgr_band_any_axis);", "band rule for OP_CONV, which is not an op running in row bands"),
+    ("TGR_OP_BANDS(OP_GEMM, tgr_band_any_axis);", "OP_GEMM declares two band rules"),
 ])
 def test_scan_refuses_what_it_cannot_list_once(tmp_path: Path, line: str, refusal: str) -> None:
     runtime = _runtime_copy(tmp_path)

@@ -99,6 +99,14 @@ def include_edges(runtime: Path, files: list[Path]) -> list[Edge]:
     return edges
 
 
+def allow(edges: list[Edge], allowed: Edge) -> list[Edge]:
+    """``edges`` without the ``allowed`` one: an edge between the same two units that uses no
+    symbol beyond ``allowed.symbols``. An edge between them that uses any other symbol stays, so
+    the exception covers exactly the named calls and nothing that grows next to them."""
+    return [e for e in edges
+            if not (e.source == allowed.source and e.target == allowed.target and set(e.symbols) <= set(allowed.symbols))]
+
+
 def upward(edges: list[Edge]) -> list[Edge]:
     """Edges from a lower layer to a higher one: the layer rule broken."""
     return [e for e in edges if runtime_tree.layer_rank(e.source) < runtime_tree.layer_rank(e.target)]

@@ -1,8 +1,9 @@
 """The runtime's layers point one way and form no cycle (runtime/src/README.md).
 
-Read from the objects ``scons host`` builds (``nm``: what each unit defines and what it needs)
-and from every ``#include`` line. Fails with the offending pair: a unit that uses a unit of a
-higher layer, or units that use each other in a circle. The probes compile deliberately wrong
+Read from the objects ``scons host`` builds (``nm``: what each unit defines and what it needs),
+the generated ``*_built_in.c`` units included, and from every ``#include`` line. Fails with the
+offending pair: a unit that uses a unit of a higher layer, or units that use each other in a
+circle, except the one cycle named in :data:`RECURSION`. The probes compile deliberately wrong
 units next to the real objects, to show the check reports exactly those.
 """
 
@@ -14,16 +15,31 @@ from pathlib import Path
 import pytest
 
 from . import layers
-from tigris_scons import runtime_tree
+from tigris_scons import builtin, runtime_tree
 
 REPO = Path(__file__).resolve().parents[2]
 RUNTIME = REPO / "runtime"
 SHIM = RUNTIME / "host" / "tigris_host.c"
 
+#: The one cycle allowed, as the single edge that closes it: a control-flow stage (If, While)
+#: runs the stages of its graphs through the executor's own unit loop (path_control.c calls
+#: tgr_run_unit and tgr_end_unit), while the executor reaches path_control through the generated
+#: path dispatch (executor -> paths_built_in -> path_control). A graph's stages are stages like the
+#: main graph's, with the same paths, limits and events; running them any other way would be a
+#: second executor. Only these two calls are excused: any other use of the executor by
+#: path_control, or a cycle through any other pair of units, fails the test.
+RECURSION = layers.Edge("exec/path_control", "exec/executor", ("tgr_end_unit", "tgr_run_unit"))
+
 
 def _object_of(obj_dir: Path, source: Path) -> Path:
-    """Where ``site_scons/site_tools/tigris_host.py`` puts a source's shared object."""
+    """Where ``site_scons/site_tools/tigris_host.py`` puts a source's shared object (the generated
+    units' too: ``obj/<layer>/<unit>.os``)."""
     return obj_dir / source.parent.name / f"{source.stem}.os"
+
+
+def _cycles(edges: list[layers.Edge]) -> list[list[str]]:
+    """Every cycle of the unit graph but the control-flow recursion."""
+    return layers.cycles(layers.allow(edges, RECURSION))
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +51,15 @@ def nm() -> str:
 
 @pytest.fixture(scope="module")
 def unit_symbols(our_library: Path, nm: str) -> dict[str, tuple[set[str], set[str]]]:
-    """(defined, undefined) symbols of every runtime unit and the host shim, from the build."""
+    """(defined, undefined) symbols of every runtime unit, the generated ones and the host shim,
+    from the build."""
     obj_dir = our_library.parent / "obj"
+    units = {runtime_tree.unit_name(RUNTIME, s): _object_of(obj_dir, s) for s in [*runtime_tree.sources(RUNTIME), SHIM]}
+    units.update({f"{layer}/{unit}": _object_of(obj_dir, Path(layer, f"{unit}.c")) for unit, layer in builtin.UNITS.items()})
     symbols = {}
-    for source in [*runtime_tree.sources(RUNTIME), SHIM]:
-        obj = _object_of(obj_dir, source)
+    for unit, obj in units.items():
         assert obj.is_file(), f"{obj} missing: was {our_library} built by `scons host` from this tree?"
-        symbols[runtime_tree.unit_name(RUNTIME, source)] = layers.read_symbols(nm, obj)
+        symbols[unit] = layers.read_symbols(nm, obj)
     return symbols
 
 
@@ -75,8 +93,23 @@ def test_no_symbol_goes_up_a_layer(unit_symbols) -> None:
 
 
 def test_units_form_no_cycle(unit_symbols) -> None:
-    found = layers.cycles(layers.symbol_edges(unit_symbols))
+    found = _cycles(layers.symbol_edges(unit_symbols))
     assert not found, "units that use each other:\n  " + "\n  ".join(" -> ".join(c) for c in found)
+
+
+def test_the_allowed_cycle_is_still_there(unit_symbols) -> None:
+    """The exception names a real edge closing a real cycle; once the recursion goes, so must it."""
+    edges = layers.symbol_edges(unit_symbols)
+    assert RECURSION in edges, (f"{RECURSION} is no longer an edge (now: "
+                                f"{[str(e) for e in edges if e.source == RECURSION.source]}): update RECURSION")
+    assert layers.cycles(edges) == [["exec/executor", "exec/paths_built_in", "exec/path_control", "exec/executor"]]
+
+
+def test_generated_units_are_checked(unit_symbols) -> None:
+    """The registry and the path selection use the generated dispatch, which uses the families."""
+    pairs = {(e.source, e.target) for e in layers.symbol_edges(unit_symbols)}
+    assert {("ops/ops_registry", "ops/ops_built_in"), ("ops/ops_built_in", "ops/ops_conv"),
+            ("exec/path_select", "exec/paths_built_in"), ("load/loader", "load/extensions_built_in")} <= pairs
 
 
 def test_no_include_goes_up_a_layer_or_in_a_circle() -> None:
@@ -115,8 +148,27 @@ def test_probe_cycle_is_reported(unit_symbols, nm: str, tmp_path: Path) -> None:
     b = _probe(tmp_path, nm, "ops", "ops_probe_b",
                "int ops_probe_a(int);\nint ops_probe_b(int n) { return n > 0 ? ops_probe_a(n - 1) : 1; }\n")
     edges = layers.symbol_edges({**unit_symbols, a[0]: a[1], b[0]: b[1]})
-    probed = [c for c in layers.cycles(edges) if a[0] in c]
+    probed = [c for c in _cycles(edges) if a[0] in c]
     assert probed == [["ops/ops_probe_a", "ops/ops_probe_b", "ops/ops_probe_a"]]
+
+
+def test_probe_recursion_through_another_unit_is_reported(unit_symbols, nm: str, tmp_path: Path) -> None:
+    """The executor's calls back in are excused from path_control only: a path dispatch that
+    called tgr_run_unit itself closes a cycle the test reports."""
+    unit, syms = _probe(tmp_path, nm, "exec", "paths_built_in",
+                        '#include "exec/exec.h"\n'
+                        "tgr_status tgr_path_run(uint32_t path, tgr_session *s, uint32_t stage, uint32_t limit,\n"
+                        "                        const uint8_t *const *weights, tgr_error *err)\n"
+                        "{ uint32_t last; (void)path; (void)limit; (void)weights; return tgr_run_unit(s, stage, &last, err); }\n")
+    found = _cycles(layers.symbol_edges({**unit_symbols, unit: syms}))
+    assert ["exec/executor", "exec/paths_built_in", "exec/executor"] in found
+
+
+def test_probe_wider_recursion_is_reported(unit_symbols) -> None:
+    """path_control using any executor symbol besides the two named ones is not excused."""
+    defined, undefined = unit_symbols[RECURSION.source]
+    edges = layers.symbol_edges({**unit_symbols, RECURSION.source: (defined, undefined | {"tgr_run"})})
+    assert _cycles(edges) == [["exec/executor", "exec/paths_built_in", "exec/path_control", "exec/executor"]]
 
 
 def test_probe_upward_include_is_reported(tmp_path: Path) -> None:

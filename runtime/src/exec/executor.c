@@ -119,7 +119,7 @@ static int convert_in(const tgr_plan *p, uint32_t t, const uint8_t *src, int8_t 
     uint32_t n = tensor_bytes(p, t);
     uint32_t i;
     switch (tensor_iface(p, t)) {
-    case DT_FLOAT: {
+    case TGR_DTYPE_FLOAT32: {
         float scale = quant_scale(p, tensor_quant(p, t));
         int32_t zp = quant_zero_point(p, tensor_quant(p, t));
         for (i = 0; i < n; ++i) {
@@ -129,12 +129,12 @@ static int convert_in(const tgr_plan *p, uint32_t t, const uint8_t *src, int8_t 
         }
         break;
     }
-    case DT_UINT8:
+    case TGR_DTYPE_UINT8:
         for (i = 0; i < n; ++i) {
             dst[i] = (int8_t)(src[i] ^ 0x80u);
         }
         break;
-    case DT_INT64: /* int32 indices behind an ONNX int64 input: narrowed where they fit */
+    case TGR_DTYPE_INT64: /* int32 indices behind an ONNX int64 input: narrowed where they fit */
         for (i = 0; i < n; i += 4u) {
             uint8_t fill = (uint8_t)(src[2u * i + 3u] & 0x80u ? 0xFFu : 0x00u);
             uint32_t k;
@@ -158,7 +158,7 @@ static void convert_out(const tgr_plan *p, uint32_t t, const int8_t *src, uint8_
     uint32_t n = tensor_bytes(p, t);
     uint32_t i;
     switch (tensor_iface(p, t)) {
-    case DT_FLOAT: {
+    case TGR_DTYPE_FLOAT32: {
         float scale = quant_scale(p, tensor_quant(p, t));
         int32_t zp = quant_zero_point(p, tensor_quant(p, t));
         for (i = 0; i < n; ++i) {
@@ -167,12 +167,12 @@ static void convert_out(const tgr_plan *p, uint32_t t, const int8_t *src, uint8_
         }
         break;
     }
-    case DT_UINT8:
+    case TGR_DTYPE_UINT8:
         for (i = 0; i < n; ++i) {
             dst[i] = (uint8_t)((uint8_t)src[i] ^ 0x80u);
         }
         break;
-    case DT_INT64: /* int32 indices (ArgMax) behind an ONNX int64 output: sign-extended, little-endian */
+    case TGR_DTYPE_INT64: /* int32 indices (ArgMax) behind an ONNX int64 output: sign-extended, little-endian */
         for (i = 0; i < n; i += 4u) {
             uint8_t fill = (uint8_t)(src[i + 3u] < 0 ? 0xFFu : 0x00u);
             memcpy(dst + 2u * i, src + i, 4u);

@@ -69,13 +69,6 @@ static int is_reduction(uint32_t type)
            type == OP_CUMSUM || type == OP_ARG_MAX || type == OP_ARG_MIN || type == OP_REDUCE_ALL;
 }
 
-/* An ArgMax/ArgMin whose output drops the reduced axis: axes before it keep their index. */
-static int drops_axis(const tgr_plan *p, uint32_t o)
-{
-    return (op_type(p, o) == OP_ARG_MAX || op_type(p, o) == OP_ARG_MIN) &&
-           tensor_ndim(p, op_output(p, o, 0)) + 1u == tensor_ndim(p, op_input(p, o, 0));
-}
-
 /* A stage of one op that the compiler bands along an axis of its choosing (an independent band):
  * its region names that axis explicitly (TGR_REGION_ALONG), so any axis will do. */
 static int lone_free_axis_op(const tgr_plan *p, uint32_t stage)
@@ -97,7 +90,7 @@ static uint32_t tensor_axis(const tgr_plan *p, uint32_t o, uint32_t t, uint32_t 
     if (tgr_index_bandable_op(op_type(p, o)) && axis + 1u == tensor_ndim(p, op_input(p, o, 0))) {
         return tensor_ndim(p, t) - 1u;
     }
-    if (drops_axis(p, o) && t == op_output(p, o, 0) && axis > tgr_attr_find(p, o, ATTR_AXES, NULL)[0]) {
+    if (tgr_drops_reduced_axis(p, o) && t == op_output(p, o, 0) && axis > tgr_attr_find(p, o, ATTR_AXES, NULL)[0]) {
         return axis - 1u;
     }
     return axis;
@@ -107,55 +100,6 @@ static uint32_t tensor_axis(const tgr_plan *p, uint32_t o, uint32_t t, uint32_t 
 static uint32_t axis_of(const tgr_plan *p, uint32_t stage, uint32_t t, uint32_t axis)
 {
     return lone_free_axis_op(p, stage) ? tensor_axis(p, stage_op(p, stage, 0), t, axis) : axis;
-}
-
-/* Op-specific limits on which axis may be banded. */
-static const char *band_axis_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
-{
-    uint32_t out = op_output(p, o, 0);
-    uint32_t rank = tensor_ndim(p, out);
-    uint32_t len = 0, k;
-    const uint8_t *list;
-    switch (op_type(p, o)) {
-    case OP_TRANSPOSE:
-        return tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL)[axis] == axis
-                   ? NULL
-                   : "a Transpose that moves the band axis cannot run in row bands";
-    case OP_CONCAT:
-    case OP_SPLIT:
-        return op_rec(p, o)[12] != axis ? NULL : "a Concat or Split cannot be banded along the axis it joins or cuts";
-    case OP_PAD:
-        list = tgr_attr_find(p, o, ATTR_PADS, NULL);
-        return rd_i32(list + 8u * axis) == 0 && rd_i32(list + 8u * axis + 4u) == 0
-                   ? NULL
-                   : "a Pad cannot be banded along an axis it pads";
-    case OP_REDUCE_MEAN:
-    case OP_REDUCE_MAX:
-    case OP_REDUCE_MIN:
-    case OP_REDUCE_SUM:
-    case OP_CUMSUM:
-    case OP_ARG_MAX:
-    case OP_ARG_MIN:
-    case OP_REDUCE_ALL:
-        list = tgr_attr_find(p, o, ATTR_AXES, &len);
-        for (k = 0; k < len; ++k) {
-            if (list[k] == axis) {
-                return TGR_TEXT("a reduction cannot be banded along an axis it reduces");
-            }
-        }
-        if (drops_axis(p, o)) {
-            return NULL;
-        }
-        return tensor_ndim(p, op_input(p, o, 0)) == rank ? NULL : "a reduction that drops axes cannot run in row bands";
-    case OP_MATMUL:
-        return rank <= 3u && axis == rank - 2u ? NULL : "a batched matrix product cannot run in row bands";
-    case OP_GEMM:
-        return axis == 0u ? NULL : "a fully connected layer bands only its rows";
-    case OP_SOFTMAX:
-        return axis + 1u < rank ? NULL : "a softmax cannot be banded along its own axis";
-    default:
-        return tgr_index_bandable_op(op_type(p, o)) ? tgr_index_band_problem(p, o, axis) : NULL;
-    }
 }
 
 static uint32_t extent_product(const tgr_plan *p, uint32_t t, uint32_t from, uint32_t to)
@@ -174,10 +118,10 @@ static uint32_t extent_product(const tgr_plan *p, uint32_t t, uint32_t from, uin
 static int op_bands_along(const tgr_plan *p, uint32_t o, uint32_t axis, int32_t rows, uint32_t outer)
 {
     uint32_t rank = tensor_ndim(p, op_input(p, o, 0));
-    int other_ranks = drops_axis(p, o) || tgr_index_table_op(p, o) ||
+    int other_ranks = tgr_drops_reduced_axis(p, o) || tgr_index_table_op(p, o) ||
                       (tgr_index_bandable_op(op_type(p, o)) && axis + 1u == rank);
     uint32_t k;
-    if (rows <= 1 || axis >= rank || band_axis_problem(p, o, axis) != NULL) {
+    if (rows <= 1 || axis >= rank || tgr_built_in_band_problem(p, o, axis) != NULL) {
         return 0;
     }
     for (k = 0; k < op_num_inputs(p, o) + op_num_outputs(p, o); ++k) {
@@ -209,8 +153,9 @@ static int free_band_axis(const tgr_plan *p, uint32_t o, uint32_t *axis, int32_t
          * before it), the leading axis (nothing before it), the last axis. The first two keep the
          * output's rank, so an ArgMax/ArgMin dropping its axis skips them. */
         uint32_t candidates[4], outer[4];
-        candidates[0] = !drops_axis(p, o) && (rank == 2u || (rank >= 3u && tgr_model_order(p, in))) ? rank - 2u : rank;
-        candidates[1] = !drops_axis(p, o) && (rank == 3u || rank == 4u) ? 1u : rank;
+        const int keeps_rank = !tgr_drops_reduced_axis(p, o);
+        candidates[0] = keeps_rank && (rank == 2u || (rank >= 3u && tgr_model_order(p, in))) ? rank - 2u : rank;
+        candidates[1] = keeps_rank && (rank == 3u || rank == 4u) ? 1u : rank;
         candidates[2] = tgr_band_axis(p, in);
         candidates[3] = rank - 1u;
         for (k = 0; k < 4u; ++k) {
@@ -408,7 +353,7 @@ static int rows_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const char
             *why = TGR_TEXT("an op of this kind cannot run in row bands");
             return 0;
         }
-        problem = band_axis_problem(p, o, axis);
+        problem = tgr_built_in_band_problem(p, o, axis);
         if (problem != NULL) {
             *why = problem;
             return 0;
@@ -868,7 +813,7 @@ static int transpose_fit(const tgr_plan *p, uint32_t stage, uint32_t last, const
 {
     uint32_t prefix, rows, cols, block;
     (void)last; /* one stage */
-    if (tensor_dtype(p, stage_input(p, stage, 0)) == DT_INT32) {
+    if (tensor_dtype(p, stage_input(p, stage, 0)) == TGR_DTYPE_INT32) {
         /* its gathers and scatters move single bytes; int32 values run whole or in row bands */
         *why = TGR_TEXT("int32 values (run-time indices) run only on the normal and rows paths");
         return 0;

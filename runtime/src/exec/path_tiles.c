@@ -84,7 +84,7 @@ static int32_t width_of(const tgr_plan *p, uint32_t t) { return tensor_ndim(p, t
  * If/While), 1 for int8 codes. */
 static int32_t pixel_bytes(const tgr_plan *p, uint32_t t)
 {
-    return tensor_dim(p, t, tensor_ndim(p, t) - 1u) * (tensor_dtype(p, t) == DT_FLOAT ? 4 : 1);
+    return tensor_dim(p, t, tensor_ndim(p, t) - 1u) * (tensor_dtype(p, t) == TGR_DTYPE_FLOAT32 ? 4 : 1);
 }
 static int32_t extent(const tgr_plan *p, uint32_t t, int cols) { return cols ? width_of(p, t) : tensor_dim(p, t, 1); }
 
@@ -570,7 +570,7 @@ static int stripes_fit(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
             *why = TGR_TEXT("an indexing op stripes only along an axis it maps onto itself");
             return 0;
         }
-        if (type == OP_CONCAT && op_rec(p, o)[12] != 3u) {
+        if (type == OP_CONCAT && op_concat_axis(p, o) != 3u) {
             *why = TGR_TEXT("a Concat runs in stripes only along channels");
             return 0;
         }
@@ -579,7 +579,7 @@ static int stripes_fit(const tgr_plan *p, uint32_t first_stage, uint32_t last_st
             return 0;
         }
         for (k = 0; k < op_num_inputs(p, o); ++k) {
-            if (tensor_dtype(p, op_input(p, o, k)) == DT_INT32) {
+            if (tensor_dtype(p, op_input(p, o, k)) == TGR_DTYPE_INT32) {
                 /* stripes size and copy one byte per element */
                 *why = TGR_TEXT("int32 values (run-time indices) run only on the normal and rows paths");
                 return 0;

@@ -439,7 +439,7 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
                 return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u is larger than 4 GiB", t);
             }
         }
-        if (dtype == DT_FLOAT && p->num_quant == 0u) {
+        if (dtype == TGR_DTYPE_FLOAT32 && p->num_quant == 0u) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                             "float32 plans are not supported by this runtime (tensor %u); compile an int8 model",
                             t);
@@ -449,21 +449,21 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
          * (comparison results, logic); and float32 inside the plan (the float sections around
          * If/While, between Dequantize and Quantize) or as a model output (DetectionPostProcess
          * results, handed over as stored). None carries quantization. */
-        wide = (dtype == DT_INT32 && (iface == 0u || (iface == DT_INT64 && (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))))) ||
-               (dtype == DT_FLOAT && iface == 0u && !(flags & TF_MODEL_INPUT));
+        wide = (dtype == TGR_DTYPE_INT32 && (iface == 0u || (iface == TGR_DTYPE_INT64 && (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))))) ||
+               (dtype == TGR_DTYPE_FLOAT32 && iface == 0u && !(flags & TF_MODEL_INPUT));
         if ((flags & TF_STATE) && (iface != 0u || (flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT)) ||
-                                   (dtype != DT_INT8 && dtype != DT_INT16))) {
+                                   (dtype != TGR_DTYPE_INT8 && dtype != TGR_DTYPE_INT16))) {
             return tgr_fail(err, TGR_ERR_TENSOR, "state tensor %u is an interface tensor or holds dtype %u", t, dtype);
         }
-        if (dtype == DT_FLOAT && !wide) {
+        if (dtype == TGR_DTYPE_FLOAT32 && !wide) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u: float32 model inputs of an int8 plan are not "
                             "supported by this runtime", t);
         }
-        if (dtype != DT_INT8 && !wide && !(dtype == DT_BOOL && iface == 0u) && !(flags & TF_STATE)) {
+        if (dtype != TGR_DTYPE_INT8 && !wide && !(dtype == TGR_DTYPE_BOOL && iface == 0u) && !(flags & TF_STATE)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "tensor %u has dtype %u; this runtime executes int8, int32 "
                             "index, bool and (inside the plan) float32 tensors only", t, dtype);
         }
-        bytes = elements * (wide ? 4u : dtype == DT_INT16 ? 2u : 1u);
+        bytes = elements * (wide ? 4u : dtype == TGR_DTYPE_INT16 ? 2u : 1u);
         if (bytes != rd_u32(r + 4)) {
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u size_bytes %u does not match its shape (%u)",
                             t, rd_u32(r + 4), (uint32_t)bytes);
@@ -478,7 +478,7 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u has unsupported flag bits 0x%x", t,
                             flags & ~allowed_flags);
         }
-        if (dtype != DT_INT8) {
+        if (dtype != TGR_DTYPE_INT8) {
             continue;
         }
         if (quant >= p->num_quant) {
@@ -488,11 +488,11 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
             if (!(flags & (TF_MODEL_INPUT | TF_MODEL_OUTPUT))) {
                 return tgr_fail(err, TGR_ERR_TENSOR, "internal tensor %u declares interface dtype %u", t, iface);
             }
-            if (iface != DT_FLOAT && iface != DT_UINT8) {
+            if (iface != TGR_DTYPE_FLOAT32 && iface != TGR_DTYPE_UINT8) {
                 return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u interface dtype %u cannot be converted to int8",
                                 t, iface);
             }
-            if (iface == DT_FLOAT && elements > 0x3FFFFFFFu) {
+            if (iface == TGR_DTYPE_FLOAT32 && elements > 0x3FFFFFFFu) {
                 return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: tensor %u float32 interface of %u "
                                 "elements exceeds 4 GiB", t, (uint32_t)elements);
             }

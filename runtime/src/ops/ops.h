@@ -1,8 +1,8 @@
 /*
- * Op implementations, grouped by family in ops_*.c, one TGR_OP_IMPL per opcode. Adding an op
- * touches only its family file: the build generates the registry's dispatch from these
- * definitions (site_scons/tigris_scons/builtin.py). An opcode without one is refused at load
- * time by name.
+ * Op implementations, grouped by family in ops_*.c, one TGR_OP_IMPL per opcode (and a
+ * TGR_OP_BANDS for an op that runs in row bands). The build generates the registry's dispatch
+ * from these definitions (site_scons/tigris_scons/builtin.py); an opcode without one is refused
+ * at load time by name. Every place an op touches: docs/adding-an-op.md.
  */
 #ifndef TGR_OPS_H
 #define TGR_OPS_H
@@ -18,7 +18,8 @@ enum {
     TILING_WINDOW = 2,    /* a sliding window described by the op's kernel/stride/pad fields */
     TILING_RESAMPLE = 3,  /* Resize: output rows sample input rows (tgr_resize_input_rows); 1-D stripes */
     TILING_SPATIAL = 3,   /* mask of the spatial modes above */
-    /* `run` also works on row bands (path_rows.c): see tgr_band_axis for the region encodings. */
+    /* `run` also works on row bands (path_rows.c): see tgr_band_axis for the region encodings.
+     * Which axes is the op's band rule (TGR_OP_BANDS); without one it is never banded. */
     TILING_ROWS = 4,
     /* The spatial mode holds only for the op alone in a single stage, in 1-D stripes: the
      * reference refuses chains and multi-op stripes holding it (Gelu, the indexing ops). */
@@ -68,6 +69,17 @@ enum {
     TGR_FAULT_ZERO_DIVISOR = 3,     /* Div: a divisor code equal to its zero point */
     TGR_FAULT_INDEX_RANGE = 4       /* Gather, GatherND: a run-time index outside the input */
 };
+
+/* The axes the rows path (exec/path_rows.c) may band op `code` along: `rule(p, op, axis)` returns
+ * NULL when bands along `axis` of the op's output give exactly its whole result, else why not
+ * (a TGR_TEXT reason). Declared next to the op's TGR_OP_IMPL, for an op whose tiling holds
+ * TILING_ROWS (the build refuses a rule for any other op: nothing would ask it). The path asks
+ * through the generated tgr_built_in_band_problem (ops_registry.h), which refuses an op that
+ * declares no rule: banding is allowed op by op, never assumed. */
+#define TGR_OP_BANDS(code, rule)                                                                \
+    const char *tgr_band_problem_##code(const tgr_plan *p, uint32_t op, uint32_t axis);         \
+    const char *tgr_band_problem_##code(const tgr_plan *p, uint32_t op, uint32_t axis) { return rule(p, op, axis); } \
+    const char *tgr_band_problem_##code(const tgr_plan *p, uint32_t op, uint32_t axis)
 
 /* An opcode whose check refuses every plan: listed so the refusal names why; it never runs. */
 #define TGR_OP_REFUSED(code, check)                                                             \
@@ -132,6 +144,17 @@ void tgr_resize_input_rows(const tgr_plan *p, uint32_t o, int32_t r0, int32_t r1
  * which the tile height is chosen by): taps + ceil((rows - 1) x scale) (+ 1 for nearest). */
 int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows);
 
+/* Band rule (TGR_OP_BANDS) of the ops that compute each output element from the input elements
+ * at its own position (elementwise, the table ops, Quantize, Dequantize, Where): any axis. The
+ * path only offers axes along which every tensor of the stage is banded alike. */
+const char *tgr_band_any_axis(const tgr_plan *p, uint32_t o, uint32_t axis);
+/* Band rule of the reductions, CumSum and ArgMax/ArgMin (ops_reduce.c), and ReduceAll: not along
+ * an axis they reduce, and not when the output drops axes (but an ArgMax/ArgMin's own). */
+const char *tgr_reduction_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis);
+/* Whether op o is an ArgMax/ArgMin whose output drops the reduced axis (ops_reduce.c): the axes
+ * after it move one place forward. */
+int tgr_drops_reduced_axis(const tgr_plan *p, uint32_t o);
+
 /* Indexing ops that run in bands along an axis they map onto itself (ops_index.c): Gather,
  * GatherND, StridedSlice, MirrorPad, ReverseV2, DynamicUpdateSlice. */
 int tgr_index_bandable_op(uint32_t opcode);
@@ -141,7 +164,8 @@ int tgr_index_operand(const tgr_plan *p, uint32_t o, uint32_t k);
 /* Whether op o is a Gather/GatherND into a constant table: its only input, the indices, and its
  * output share their leading axes, which a band cuts alike. */
 int tgr_index_table_op(const tgr_plan *p, uint32_t o);
-/* Why indexing op o (ops_index.c) cannot run in row bands along `axis`, or NULL. */
+/* Why indexing op o (ops_index.c) cannot run in row bands along `axis`, or NULL: their band rule,
+ * which the stripes of path_tiles.c also ask about axis 1. */
 const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis);
 
 /* Quantize of a float32 input (ops_float.c), for Quantize's own check and run. */

@@ -138,6 +138,15 @@ static uint32_t run_l2_normalization(const tgr_plan *p, uint32_t o, uint8_t *con
     return TGR_FAULT_NONE;
 }
 
+/* Band rule of Softmax, LogSoftmax and L2Normalization: each row along the last axis is one
+ * normalization, so bands must hold whole rows. */
+static const char *row_wise_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    return axis + 1u < tensor_ndim(p, op_output(p, o, 0))
+               ? NULL
+               : TGR_TEXT("a Softmax, LogSoftmax or L2Normalization cannot be banded along the axis it normalizes");
+}
+
 static uint32_t softmax_method(const tgr_plan *p, uint32_t o)
 {
     const tgr_qparams qout = tgr_qparams_of(p, op_output(p, o, 0));
@@ -364,13 +373,13 @@ static tgr_status check_log_softmax(const tgr_plan *p, uint32_t o, tgr_error *er
 /* Quantize requantizes int8 codes by a table, or converts float32 values (ops_float.c). */
 static tgr_status check_quantize(const tgr_plan *p, uint32_t o, tgr_error *err)
 {
-    return tensor_dtype(p, op_input(p, o, 0)) == DT_FLOAT ? tgr_check_quantize_float(p, o, err)
+    return tensor_dtype(p, op_input(p, o, 0)) == TGR_DTYPE_FLOAT32 ? tgr_check_quantize_float(p, o, err)
                                                           : check_table_op(p, o, err);
 }
 
 static void run_quantize(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
-    if (tensor_dtype(p, op_input(p, o, 0)) == DT_FLOAT) {
+    if (tensor_dtype(p, op_input(p, o, 0)) == TGR_DTYPE_FLOAT32) {
         tgr_run_quantize_float(p, o, tensor_ptr, region);
     } else {
         run_table_op(p, o, tensor_ptr, region);
@@ -384,20 +393,36 @@ static tgr_status check_l2_normalization(const tgr_plan *p, uint32_t o, tgr_erro
 
 
 TGR_OP_METHODS(OP_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_softmax, softmax_method);
+TGR_OP_BANDS(OP_SOFTMAX, row_wise_band_problem);
 TGR_OP_METHOD(OP_SOFTMAX, METHOD_SOFTMAX_INTEGER, run_softmax_integer);
 TGR_OP_METHOD(OP_SOFTMAX, METHOD_SOFTMAX_FLOAT, run_softmax_float);
 TGR_OP_IMPL(OP_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_RELU, tgr_band_any_axis);
 TGR_OP_IMPL(OP_RELU6, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_RELU6, tgr_band_any_axis);
 TGR_OP_IMPL(OP_SIGMOID, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_SIGMOID, tgr_band_any_axis);
 TGR_OP_IMPL(OP_TANH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_TANH, tgr_band_any_axis);
 TGR_OP_IMPL(OP_LEAKY_RELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_LEAKY_RELU, tgr_band_any_axis);
 TGR_OP_IMPL(OP_HARD_SWISH, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_HARD_SWISH, tgr_band_any_axis);
 TGR_OP_IMPL(OP_ABS, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_ABS, tgr_band_any_axis);
 TGR_OP_IMPL(OP_ELU, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_ELU, tgr_band_any_axis);
 TGR_OP_IMPL(OP_QUANTIZE, TILING_POINTWISE | TILING_ROWS, check_quantize, run_quantize);
+TGR_OP_BANDS(OP_QUANTIZE, tgr_band_any_axis);
 TGR_OP_IMPL(OP_GELU, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_GELU, tgr_band_any_axis);
 TGR_OP_IMPL(OP_NOT, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_NOT, tgr_band_any_axis);
 TGR_OP_IMPL(OP_CAST, TILING_POINTWISE | TILING_ROWS, check_table_op, run_table_op);
+TGR_OP_BANDS(OP_CAST, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_RSQRT, TILING_POINTWISE | TILING_ROWS, check_rsqrt, run_rsqrt);
+TGR_OP_BANDS(OP_RSQRT, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_LOG_SOFTMAX, TILING_POINTWISE | TILING_ROWS, check_log_softmax, run_log_softmax);
+TGR_OP_BANDS(OP_LOG_SOFTMAX, row_wise_band_problem);
 TGR_OP_FALLIBLE(OP_L2_NORMALIZATION, TILING_POINTWISE | TILING_ROWS, check_l2_normalization, run_l2_normalization);
+TGR_OP_BANDS(OP_L2_NORMALIZATION, row_wise_band_problem);

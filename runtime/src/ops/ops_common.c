@@ -1,6 +1,6 @@
 /*
- * What every op family shares: finding an entry in its table, and the checks and messages
- * that refuse an op the same way whichever family it belongs to.
+ * What every op family shares: the checks and messages that refuse an op the same way whichever
+ * family it belongs to, and the band rule of the ops that work element by element.
  */
 #include "ops/ops.h"
 
@@ -33,4 +33,14 @@ tgr_status tgr_unsupported_op(tgr_error *err, const tgr_plan *p, uint32_t o, con
 int tgr_neutral_activation(const op_spatial *sp)
 {
     return sp->fused_act == ACT_NONE && sp->act_min == -128 && sp->act_max == 127;
+}
+
+const char *tgr_band_any_axis(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    /* An element's result depends only on the elements at its own position, so a band of the
+     * output needs exactly the same band of every input, whichever axis cuts it. */
+    (void)p;
+    (void)o;
+    (void)axis;
+    return NULL;
 }

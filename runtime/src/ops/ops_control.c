@@ -105,7 +105,7 @@ static tgr_status check_if(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (!alone_in_stage(p, o)) {
         return tgr_bad_op(err, p, o, "a control-flow op shares its stage or sits in a subgraph");
     }
-    if (tensor_dtype(p, cond) != DT_BOOL || tensor_bytes(p, cond) != 1u) {
+    if (tensor_dtype(p, cond) != TGR_DTYPE_BOOL || tensor_bytes(p, cond) != 1u) {
         return tgr_bad_op(err, p, o, "its condition is not one bool");
     }
     if (!graph_takes(p, then_graph, o, 1u, op_num_inputs(p, o) - 1u) ||
@@ -147,7 +147,7 @@ static tgr_status check_while(const tgr_plan *p, uint32_t o, tgr_error *err)
         return tgr_bad_op(err, p, o, "it has operands no loop variable takes");
     }
     if (graph_in_count(p, cond) != vars || graph_out_count(p, cond) != 1u ||
-        tensor_dtype(p, graph_output(p, cond, 0)) != DT_BOOL || tensor_bytes(p, graph_output(p, cond, 0)) != 1u ||
+        tensor_dtype(p, graph_output(p, cond, 0)) != TGR_DTYPE_BOOL || tensor_bytes(p, graph_output(p, cond, 0)) != 1u ||
         graph_in_count(p, body) != vars || !graph_gives_outputs_of(p, body, o)) {
         return tgr_bad_op(err, p, o, "its cond graph does not give one bool or its body does not give the loop "
                                      "variables");

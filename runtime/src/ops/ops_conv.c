@@ -179,9 +179,19 @@ static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
                            (int8_t *)tensor_ptr[out]);
 }
 
+/* A fully connected layer's output rows are independent: bands of its rows (axis 0) only, since
+ * every output column reads the whole input row. */
+static const char *gemm_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    (void)p;
+    (void)o;
+    return axis == 0u ? NULL : TGR_TEXT("a fully connected layer bands only its rows");
+}
+
 TGR_OP_IMPL(OP_CONV, TILING_WINDOW, check_conv, run_conv);
 TGR_OP_IMPL(OP_DEPTHWISE, TILING_WINDOW, check_conv, run_depthwise);
 TGR_OP_IMPL(OP_GEMM, TILING_ROWS, check_gemm, run_gemm);
+TGR_OP_BANDS(OP_GEMM, gemm_band_problem);
 TGR_OP_IMPL(OP_CONV_TRANSPOSE, TILING_WINDOW | TILING_2D_ONLY, check_conv_transpose, run_conv_transpose);
 
 uint32_t tgr_plan_op_macs(const tgr_plan *p, uint32_t o)

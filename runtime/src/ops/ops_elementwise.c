@@ -155,7 +155,7 @@ static tgr_status binary_operands(const tgr_plan *p, uint32_t o, binary_op *b, t
     tgr_status st;
     op_decode(p, o, &sp);
     b->rank = tensor_ndim(p, out);
-    b->value_bytes = op_num_inputs(p, o) > 0u && tensor_dtype(p, op_input(p, o, 0)) == DT_INT32 ? 4u : 1u;
+    b->value_bytes = op_num_inputs(p, o) > 0u && tensor_dtype(p, op_input(p, o, 0)) == TGR_DTYPE_INT32 ? 4u : 1u;
     for (axis = 0; axis < b->rank; ++axis) {
         b->out_dim[axis] = tensor_dim(p, out, axis);
     }
@@ -595,7 +595,7 @@ static int run_binary(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr,
     if (b.value_bytes == 4u) {
         /* The nest counts elements; the int32 kernels step through operands in bytes, and
          * write 4 bytes per element unless they compare (bool). */
-        uint32_t scaled = tensor_dtype(p, out) == DT_INT32 ? 3u : 2u;
+        uint32_t scaled = tensor_dtype(p, out) == TGR_DTYPE_INT32 ? 3u : 2u;
         for (i = 0; i < scaled; ++i) {
             n.start[i] *= 4;
             for (axis = 0; axis < n.depth; ++axis) {
@@ -754,21 +754,37 @@ static tgr_status check_div(const tgr_plan *p, uint32_t o, tgr_error *err)
 }
 
 TGR_OP_FALLIBLE(OP_ADD, TILING_POINTWISE | TILING_ROWS, check_binary, run_add);
+TGR_OP_BANDS(OP_ADD, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_SUB, TILING_POINTWISE | TILING_ROWS, check_binary, run_sub);
+TGR_OP_BANDS(OP_SUB, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_MUL, TILING_POINTWISE | TILING_ROWS, check_binary, run_mul);
+TGR_OP_BANDS(OP_MUL, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_MAXIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_max);
+TGR_OP_BANDS(OP_MAXIMUM, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_MINIMUM, TILING_POINTWISE | TILING_ROWS, check_binary, run_min);
+TGR_OP_BANDS(OP_MINIMUM, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_SQUARED_DIFF, TILING_POINTWISE | TILING_ROWS, check_binary, run_squared_diff);
+TGR_OP_BANDS(OP_SQUARED_DIFF, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_PRELU, TILING_POINTWISE | TILING_ROWS, check_binary, run_prelu);
+TGR_OP_BANDS(OP_PRELU, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_DIV, TILING_POINTWISE | TILING_ROWS, check_div, run_div);
+TGR_OP_BANDS(OP_DIV, tgr_band_any_axis);
 TGR_OP_IMPL(OP_SUM, TILING_POINTWISE | TILING_ROWS, check_sum, run_sum);
+TGR_OP_BANDS(OP_SUM, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_equal);
+TGR_OP_BANDS(OP_EQUAL, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_LESS, TILING_POINTWISE | TILING_ROWS, check_binary, run_less);
+TGR_OP_BANDS(OP_LESS, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_LESS_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_less_equal);
+TGR_OP_BANDS(OP_LESS_EQUAL, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_GREATER, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater);
+TGR_OP_BANDS(OP_GREATER, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_GREATER_EQUAL, TILING_POINTWISE | TILING_ROWS, check_binary, run_greater_equal);
+TGR_OP_BANDS(OP_GREATER_EQUAL, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_AND, TILING_POINTWISE | TILING_ROWS, check_binary, run_and);
+TGR_OP_BANDS(OP_AND, tgr_band_any_axis);
 TGR_OP_FALLIBLE(OP_OR, TILING_POINTWISE | TILING_ROWS, check_binary, run_or);
+TGR_OP_BANDS(OP_OR, tgr_band_any_axis);
 
 /* Whether x is 1 on leading axes and whole on the rest, so its bytes repeat with the period of
  * the output's trailing axes. */

@@ -123,3 +123,4 @@ tgr_status tgr_check_quantize_float(const tgr_plan *p, uint32_t o, tgr_error *er
 }
 
 TGR_OP_IMPL(OP_DEQUANTIZE, TILING_POINTWISE | TILING_ROWS, check_conversion, run_dequantize);
+TGR_OP_BANDS(OP_DEQUANTIZE, tgr_band_any_axis);

@@ -42,7 +42,7 @@ static tgr_status check_copy(const tgr_plan *p, uint32_t o, tgr_error *err)
     uint32_t k;
     op_decode(p, o, &sp);
     for (k = 0; k < op_num_inputs(p, o); ++k) {
-        if (tensor_dtype(p, op_input(p, o, k)) == DT_INT8 && !tgr_same_qparams(p, op_input(p, o, k), op_output(p, o, 0))) {
+        if (tensor_dtype(p, op_input(p, o, k)) == TGR_DTYPE_INT8 && !tgr_same_qparams(p, op_input(p, o, k), op_output(p, o, 0))) {
             return tgr_unsupported_op(err, p, o, "requantizing");
         }
     }
@@ -588,8 +588,14 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
 }
 
 TGR_OP_FALLIBLE(OP_GATHER, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_gather, run_gather);
+TGR_OP_BANDS(OP_GATHER, tgr_index_band_problem);
 TGR_OP_FALLIBLE(OP_GATHER_ND, TILING_ROWS, check_gather_nd, run_gather_nd);
+TGR_OP_BANDS(OP_GATHER_ND, tgr_index_band_problem);
 TGR_OP_IMPL(OP_STRIDED_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
+TGR_OP_BANDS(OP_STRIDED_SLICE, tgr_index_band_problem);
 TGR_OP_IMPL(OP_MIRROR_PAD, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
+TGR_OP_BANDS(OP_MIRROR_PAD, tgr_index_band_problem);
 TGR_OP_IMPL(OP_REVERSE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_axis_map, run_axis_map);
+TGR_OP_BANDS(OP_REVERSE, tgr_index_band_problem);
 TGR_OP_IMPL(OP_UPDATE_SLICE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_update_slice, run_update_slice);
+TGR_OP_BANDS(OP_UPDATE_SLICE, tgr_index_band_problem);

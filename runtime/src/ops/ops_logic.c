@@ -91,4 +91,6 @@ static void run_reduce_all(const tgr_plan *p, uint32_t o, uint8_t *const *tensor
 }
 
 TGR_OP_IMPL(OP_WHERE, TILING_POINTWISE | TILING_ROWS | TILING_ALONE, check_where, run_where);
+TGR_OP_BANDS(OP_WHERE, tgr_band_any_axis); /* an operand of extent 1 along the band is read whole */
 TGR_OP_IMPL(OP_REDUCE_ALL, TILING_ROWS, check_reduce_all, run_reduce_all);
+TGR_OP_BANDS(OP_REDUCE_ALL, tgr_reduction_band_problem);

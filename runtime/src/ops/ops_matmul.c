@@ -79,4 +79,13 @@ static void run_matmul(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
                   &mp, (int8_t *)tensor_ptr[y]);
 }
 
+/* Bands of the matrix rows (axis rank - 2) of a product of rank 2 or 3: the second operand is read
+ * whole (path_rows.c), so each band is its rows' product. */
+static const char *matmul_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    const uint32_t rank = tensor_ndim(p, op_output(p, o, 0));
+    return rank <= 3u && axis == rank - 2u ? NULL : TGR_TEXT("a batched matrix product cannot run in row bands");
+}
+
 TGR_OP_IMPL(OP_MATMUL, TILING_ROWS, check_matmul, run_matmul);
+TGR_OP_BANDS(OP_MATMUL, matmul_band_problem);

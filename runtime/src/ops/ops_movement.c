@@ -47,7 +47,7 @@ static tgr_status check_transpose(const tgr_plan *p, uint32_t o, tgr_error *err)
     if (!tgr_neutral_activation(&sp)) {
         return tgr_unsupported_op(err, p, o, "a fused activation");
     }
-    if (tensor_dtype(p, in) == DT_INT32 && rank + 1u > TGR_MAX_RANK) {
+    if (tensor_dtype(p, in) == TGR_DTYPE_INT32 && rank + 1u > TGR_MAX_RANK) {
         return tgr_fail(err, TGR_ERR_LIMIT, "plan exceeds executor limits: op %u (Transpose) of int32 values at "
                         "rank %u (max %u)", o, rank, TGR_MAX_RANK - 1u);
     }
@@ -63,7 +63,7 @@ static void run_transpose(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_
     /* In a row band the permutation keeps the leading axes, so only the band's extents change. */
     tgr_band_dims(p, in, region, dims);
     memcpy(perm, tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL), rank);
-    if (tensor_dtype(p, in) == DT_INT32) {
+    if (tensor_dtype(p, in) == TGR_DTYPE_INT32) {
         /* An int32 value moves as its four bytes: one more axis, last and left in place. */
         dims[rank] = 4;
         perm[rank] = (uint8_t)rank;
@@ -80,11 +80,12 @@ static tgr_status check_pieces(const tgr_plan *p, uint32_t o, uint32_t whole, ui
                                tgr_error *err)
 {
     op_spatial sp;
+    const uint32_t axis = op_concat_axis(p, o);
     uint32_t rank = tensor_ndim(p, whole);
     uint32_t i, k;
     int64_t along = 0;
     op_decode(p, o, &sp);
-    if (sp.kernel_h >= rank) {
+    if (axis >= rank) {
         return tgr_bad_op(err, p, o, "axis (kernel_h) is beyond the tensor rank");
     }
     for (i = 0; i < count; ++i) {
@@ -93,13 +94,13 @@ static tgr_status check_pieces(const tgr_plan *p, uint32_t o, uint32_t whole, ui
             return tgr_bad_op(err, p, o, "pieces differ in rank or axis order");
         }
         for (k = 0; k < rank; ++k) {
-            if (k != sp.kernel_h && tensor_dim(p, t, k) != tensor_dim(p, whole, k)) {
+            if (k != axis && tensor_dim(p, t, k) != tensor_dim(p, whole, k)) {
                 return tgr_bad_op(err, p, o, "pieces differ on an axis other than the concatenation axis");
             }
         }
-        along += tensor_dim(p, t, sp.kernel_h);
+        along += tensor_dim(p, t, axis);
     }
-    if (along != tensor_dim(p, whole, sp.kernel_h)) {
+    if (along != tensor_dim(p, whole, axis)) {
         return tgr_bad_op(err, p, o, "piece extents do not add up along the axis");
     }
     if (!tgr_neutral_activation(&sp)) {
@@ -156,7 +157,7 @@ static void run_concat(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr
     uint32_t chunk[TGR_MAX_STAGE_IO];
     tgr_qparams qin[TGR_MAX_STAGE_IO];
     uint32_t out = op_output(p, o, 0);
-    uint32_t axis = op_rec(p, o)[12];
+    uint32_t axis = op_concat_axis(p, o);
     uint32_t k;
     tgr_qparams qout = tgr_qparams_of(p, out);
     for (k = 0; k < op_num_inputs(p, o); ++k) {
@@ -192,7 +193,7 @@ static void run_split(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr,
     int8_t *outputs[TGR_MAX_STAGE_IO];
     uint32_t chunk[TGR_MAX_STAGE_IO];
     uint32_t in = op_input(p, o, 0);
-    uint32_t axis = op_rec(p, o)[12];
+    uint32_t axis = op_concat_axis(p, o);
     uint32_t k;
     for (k = 0; k < op_num_outputs(p, o); ++k) {
         uint32_t t = op_output(p, o, k);
@@ -287,7 +288,7 @@ static tgr_status check_resize_nearest(const tgr_plan *p, uint32_t o, tgr_error 
         tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
         return tgr_unsupported_op(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
     }
-    if (sp.kernel_h < 1u || sp.kernel_h > 3u) {
+    if (op_resize_sampling(p, o) < 1u || op_resize_sampling(p, o) > 3u) {
         /* Conventions 1-3 were measured; 0 (half_pixel without the nearest rounding) never
          * appeared for a nearest resize. */
         return tgr_unsupported_op(err, p, o, "this sampling convention");
@@ -328,7 +329,7 @@ static tgr_resize_rows stripe_rows(const tgr_plan *p, uint32_t o, const int32_t 
 
 void tgr_resize_input_rows(const tgr_plan *p, uint32_t o, int32_t r0, int32_t r1, int32_t *first, int32_t *end)
 {
-    const int32_t convention = (int32_t)op_rec(p, o)[12];
+    const int32_t convention = (int32_t)op_resize_sampling(p, o);
     const int32_t in_h = tensor_dim(p, op_input(p, o, 0), 1);
     const int32_t out_h = tensor_dim(p, op_output(p, o, 0), 1);
     int32_t lo, hi;
@@ -346,7 +347,7 @@ int32_t tgr_resize_band_rows(const tgr_plan *p, uint32_t o, int32_t rows)
 {
     const int32_t in_h = tensor_dim(p, op_input(p, o, 0), 1);
     const int32_t out_h = tensor_dim(p, op_output(p, o, 0), 1);
-    const int align = op_rec(p, o)[12] == 2u && out_h > 1;
+    const int align = op_resize_sampling(p, o) == 2u && out_h > 1;
     const int64_t ni = align ? in_h - 1 : in_h;
     const int64_t no = align ? out_h - 1 : out_h;
     int64_t span;
@@ -369,7 +370,7 @@ static void run_resize_nearest(const tgr_plan *p, uint32_t o, uint8_t *const *te
     tgr_qparams qout = tgr_qparams_of(p, out);
     tgr_resize_rows rows = stripe_rows(p, o, region);
     tgr_resize_nearest_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, in, 2), tensor_dim(p, in, 3),
-                          tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_rec(p, o)[12],
+                          tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_resize_sampling(p, o),
                           resize_scale(p, o, 1), resize_scale(p, o, 2), &qin, &qout, &rows,
                           (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
 }
@@ -389,7 +390,7 @@ static tgr_status check_resize_bilinear(const tgr_plan *p, uint32_t o, tgr_error
         tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
         return tgr_unsupported_op(err, p, o, "a resize of anything but the H and W axes of an NHWC tensor");
     }
-    if (sp.kernel_h > 2u) {
+    if (op_resize_sampling(p, o) > 2u) {
         return tgr_unsupported_op(err, p, o, "this sampling convention");
     }
     if (tgr_attr_find(p, o, ATTR_RESIZE_SCALES, NULL) != NULL) {
@@ -419,13 +420,39 @@ static void run_resize_bilinear(const tgr_plan *p, uint32_t o, uint8_t *const *t
     uint32_t out = op_output(p, o, 0);
     tgr_resize_rows rows = stripe_rows(p, o, region);
     tgr_resize_bilinear_s8(tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, in, 2), tensor_dim(p, in, 3),
-                           tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_rec(p, o)[12], &rows,
+                           tensor_dim(p, out, 1), tensor_dim(p, out, 2), (int32_t)op_resize_sampling(p, o), &rows,
                            (const int8_t *)tensor_ptr[in], (int8_t *)tensor_ptr[out]);
 }
 
+/* ---- row bands: along an axis the op leaves alone -------------------------------------------- */
+
+static const char *transpose_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    return tgr_attr_find(p, o, ATTR_TRANSPOSE_PERM, NULL)[axis] == axis
+               ? NULL
+               : TGR_TEXT("a Transpose that moves the band axis cannot run in row bands");
+}
+
+static const char *pieces_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    return op_concat_axis(p, o) != axis ? NULL : TGR_TEXT("a Concat or Split cannot be banded along the axis it joins or cuts");
+}
+
+static const char *pad_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    const uint8_t *pads = tgr_attr_find(p, o, ATTR_PADS, NULL);
+    return rd_i32(pads + 8u * axis) == 0 && rd_i32(pads + 8u * axis + 4u) == 0
+               ? NULL
+               : TGR_TEXT("a Pad cannot be banded along an axis it pads");
+}
+
 TGR_OP_IMPL(OP_CONCAT, TILING_POINTWISE | TILING_ROWS, check_concat, run_concat);
+TGR_OP_BANDS(OP_CONCAT, pieces_band_problem);
 TGR_OP_IMPL(OP_PAD, TILING_ROWS, check_pad, run_pad);
+TGR_OP_BANDS(OP_PAD, pad_band_problem);
 TGR_OP_IMPL(OP_TRANSPOSE, TILING_ROWS, check_transpose, run_transpose);
+TGR_OP_BANDS(OP_TRANSPOSE, transpose_band_problem);
 TGR_OP_IMPL(OP_RESIZE, TILING_RESAMPLE, check_resize_nearest, run_resize_nearest);
 TGR_OP_IMPL(OP_SPLIT, TILING_ROWS, check_split, run_split);
+TGR_OP_BANDS(OP_SPLIT, pieces_band_problem);
 TGR_OP_IMPL(OP_RESIZE_LINEAR, TILING_RESAMPLE, check_resize_bilinear, run_resize_bilinear);

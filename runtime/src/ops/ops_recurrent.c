@@ -51,8 +51,8 @@ static const char *svdf_params(const tgr_plan *p, uint32_t o, tgr_svdf_params *q
     q->feature_shift = rd_i32(attr + 12);
     q->output_multiplier = rd_i32(attr + 16);
     q->output_shift = rd_i32(attr + 20);
-    if (tensor_ndim(p, x) != 2u || tensor_ndim(p, y) != 2u || tensor_dtype(p, state) != DT_INT16 ||
-        tensor_dtype(p, op_output(p, o, 1)) != DT_INT16 || tensor_bytes(p, op_output(p, o, 1)) != tensor_bytes(p, state)) {
+    if (tensor_ndim(p, x) != 2u || tensor_ndim(p, y) != 2u || tensor_dtype(p, state) != TGR_DTYPE_INT16 ||
+        tensor_dtype(p, op_output(p, o, 1)) != TGR_DTYPE_INT16 || tensor_bytes(p, op_output(p, o, 1)) != tensor_bytes(p, state)) {
         return TGR_TEXT("its tensors are not an SVDF's");
     }
     q->batch = (uint32_t)tensor_dim(p, x, 0);
@@ -107,7 +107,16 @@ static void run_svdf(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, 
                 (int8_t *)tensor_ptr[op_output(p, o, 0)]);
 }
 
+/* Bands of the batch rows (axis 0) only: each row runs its own filters over its own state. */
+static const char *svdf_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    (void)p;
+    (void)o;
+    return axis == 0u ? NULL : TGR_TEXT("an SVDF bands only its batch rows");
+}
+
 TGR_OP_IMPL(OP_SVDF, TILING_ROWS, check_svdf, run_svdf);
+TGR_OP_BANDS(OP_SVDF, svdf_band_problem);
 
 enum { LSTM_ATTR_BYTES = 112, LSTM_CONSTANTS = 12 };
 

@@ -258,11 +258,45 @@ static void run_arg(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, c
                        (const int8_t *)tensor_ptr[in], tensor_ptr[op_output(p, o, 0)]);
 }
 
+/* ---- row bands ------------------------------------------------------------------------------ */
+
+int tgr_drops_reduced_axis(const tgr_plan *p, uint32_t o)
+{
+    return (op_type(p, o) == OP_ARG_MAX || op_type(p, o) == OP_ARG_MIN) &&
+           tensor_ndim(p, op_output(p, o, 0)) + 1u == tensor_ndim(p, op_input(p, o, 0));
+}
+
+const char *tgr_reduction_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
+{
+    uint32_t len = 0, k;
+    const uint8_t *axes = tgr_attr_find(p, o, ATTR_AXES, &len);
+    for (k = 0; k < len; ++k) {
+        if (axes[k] == axis) {
+            return TGR_TEXT("a reduction cannot be banded along an axis it reduces");
+        }
+    }
+    /* A band of the other axes is a band of the output only where the output keeps them all in
+     * place, or drops exactly the reduced axis (path_rows.c moves the band past it). */
+    if (tgr_drops_reduced_axis(p, o)) {
+        return NULL;
+    }
+    return tensor_ndim(p, op_input(p, o, 0)) == tensor_ndim(p, op_output(p, o, 0))
+               ? NULL
+               : TGR_TEXT("a reduction that drops axes cannot run in row bands");
+}
+
 TGR_OP_IMPL(OP_REDUCE_MEAN, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_BANDS(OP_REDUCE_MEAN, tgr_reduction_band_problem);
 TGR_OP_IMPL(OP_GLOBAL_MAX, TILING_NONE, check_global_max, run_global_max);
 TGR_OP_IMPL(OP_REDUCE_MAX, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_BANDS(OP_REDUCE_MAX, tgr_reduction_band_problem);
 TGR_OP_IMPL(OP_REDUCE_MIN, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_BANDS(OP_REDUCE_MIN, tgr_reduction_band_problem);
 TGR_OP_IMPL(OP_REDUCE_SUM, TILING_ROWS, check_reduce, run_reduce);
+TGR_OP_BANDS(OP_REDUCE_SUM, tgr_reduction_band_problem);
 TGR_OP_IMPL(OP_CUMSUM, TILING_ROWS, check_cumsum, run_cumsum);
+TGR_OP_BANDS(OP_CUMSUM, tgr_reduction_band_problem);
 TGR_OP_IMPL(OP_ARG_MAX, TILING_ROWS, check_arg, run_arg);
+TGR_OP_BANDS(OP_ARG_MAX, tgr_reduction_band_problem);
 TGR_OP_IMPL(OP_ARG_MIN, TILING_ROWS, check_arg, run_arg);
+TGR_OP_BANDS(OP_ARG_MIN, tgr_reduction_band_problem);

@@ -22,21 +22,21 @@ int tgr_op_in_full_runtime(uint32_t opcode)
 static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
 {
     const uint32_t n = op_num_inputs(p, o);
-    const uint32_t first = n > 0u ? tensor_dtype(p, op_input(p, o, 0)) : DT_INT8;
-    const uint32_t numeric = first == DT_INT32 ? DT_INT32 : DT_INT8;
-    uint32_t lead = DT_INT8, tail = DT_INT8, out = DT_INT8, tail_from = 1u, k;
+    const uint32_t first = n > 0u ? tensor_dtype(p, op_input(p, o, 0)) : TGR_DTYPE_INT8;
+    const uint32_t numeric = first == TGR_DTYPE_INT32 ? TGR_DTYPE_INT32 : TGR_DTYPE_INT8;
+    uint32_t lead = TGR_DTYPE_INT8, tail = TGR_DTYPE_INT8, out = TGR_DTYPE_INT8, tail_from = 1u, k;
     switch (op_type(p, o)) {
     case OP_ARG_MAX:
     case OP_ARG_MIN:
-        out = DT_INT32;
+        out = TGR_DTYPE_INT32;
         break;
     case OP_GATHER:
     case OP_GATHER_ND:
-        lead = n == 1u ? numeric : DT_INT8;
-        tail = DT_INT32;
+        lead = n == 1u ? numeric : TGR_DTYPE_INT8;
+        tail = TGR_DTYPE_INT32;
         break;
     case OP_UPDATE_SLICE:
-        tail = DT_INT32;
+        tail = TGR_DTYPE_INT32;
         tail_from = 2u;
         break;
     case OP_ADD:
@@ -50,51 +50,51 @@ static int dtypes_as_expected(const tgr_plan *p, uint32_t o)
     case OP_GREATER:
     case OP_GREATER_EQUAL:
         lead = tail = numeric;
-        out = DT_BOOL;
+        out = TGR_DTYPE_BOOL;
         break;
     case OP_AND:
     case OP_OR:
     case OP_NOT:
     case OP_REDUCE_ALL:
-        lead = tail = out = DT_BOOL;
+        lead = tail = out = TGR_DTYPE_BOOL;
         break;
     case OP_CAST:
-        lead = tail = DT_BOOL;
+        lead = tail = TGR_DTYPE_BOOL;
         break;
     case OP_WHERE:
         if (n != 3u || op_num_outputs(p, o) != 1u) {
             return 0;
         }
-        lead = DT_BOOL;
+        lead = TGR_DTYPE_BOOL;
         break;
     case OP_DEQUANTIZE:
-        out = DT_FLOAT;
+        out = TGR_DTYPE_FLOAT32;
         break;
     case OP_QUANTIZE:
-        lead = first == DT_FLOAT ? DT_FLOAT : DT_INT8;
+        lead = first == TGR_DTYPE_FLOAT32 ? TGR_DTYPE_FLOAT32 : TGR_DTYPE_INT8;
         break;
     case OP_IF:
     case OP_WHILE:
         return 1; /* their checks match operands to the graphs' tensors */
     case OP_SVDF:
         /* x, then the previous state; y, then the next state */
-        return n == 2u && op_num_outputs(p, o) == 2u && first == DT_INT8 &&
-               tensor_dtype(p, op_input(p, o, 1)) == DT_INT16 && tensor_dtype(p, op_output(p, o, 0)) == DT_INT8 &&
-               tensor_dtype(p, op_output(p, o, 1)) == DT_INT16;
+        return n == 2u && op_num_outputs(p, o) == 2u && first == TGR_DTYPE_INT8 &&
+               tensor_dtype(p, op_input(p, o, 1)) == TGR_DTYPE_INT16 && tensor_dtype(p, op_output(p, o, 0)) == TGR_DTYPE_INT8 &&
+               tensor_dtype(p, op_output(p, o, 1)) == TGR_DTYPE_INT16;
     case OP_LSTM:
         /* x, hidden, cell; the hidden states of every step, then the next hidden and cell */
-        return n == 3u && op_num_outputs(p, o) == 3u && first == DT_INT8 &&
-               tensor_dtype(p, op_input(p, o, 1)) == DT_INT8 && tensor_dtype(p, op_input(p, o, 2)) == DT_INT16 &&
-               tensor_dtype(p, op_output(p, o, 0)) == DT_INT8 && tensor_dtype(p, op_output(p, o, 1)) == DT_INT8 &&
-               tensor_dtype(p, op_output(p, o, 2)) == DT_INT16;
+        return n == 3u && op_num_outputs(p, o) == 3u && first == TGR_DTYPE_INT8 &&
+               tensor_dtype(p, op_input(p, o, 1)) == TGR_DTYPE_INT8 && tensor_dtype(p, op_input(p, o, 2)) == TGR_DTYPE_INT16 &&
+               tensor_dtype(p, op_output(p, o, 0)) == TGR_DTYPE_INT8 && tensor_dtype(p, op_output(p, o, 1)) == TGR_DTYPE_INT8 &&
+               tensor_dtype(p, op_output(p, o, 2)) == TGR_DTYPE_INT16;
     case OP_DETECTION_POSTPROCESS:
         /* int8 encodings and scores in; float32 detections and working memory out */
-        out = DT_FLOAT;
+        out = TGR_DTYPE_FLOAT32;
         break;
     case OP_RESHAPE:
     case OP_FLATTEN:
     case OP_TRANSPOSE:
-        if (first == DT_BOOL || first == DT_INT32) {
+        if (first == TGR_DTYPE_BOOL || first == TGR_DTYPE_INT32) {
             lead = tail = out = first;
         }
         break;
@@ -119,6 +119,7 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
     uint32_t o;
     for (o = 0; o < p->num_ops; ++o) {
         tgr_status st;
+        uint32_t method;
         if (!(tgr_built_in_op(op_type(p, o)) & TGR_OP_BUILT_IN)) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED,
                             tgr_op_in_full_runtime(op_type(p, o)) ? "op %u (%s) is not built into this firmware"
@@ -135,15 +136,12 @@ tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err)
         if (st != TGR_OK) {
             return st;
         }
-    }
-    return TGR_OK;
-}
-
-tgr_status tgr_check_method(const tgr_plan *p, uint32_t o, uint32_t method, uint32_t built, tgr_error *err)
-{
-    if (method >= 32u || !(built & (1u << method))) {
-        return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) takes the %s method, which is not built into this firmware",
-                        o, tgr_op_name(op_type(p, o)), tgr_method_name(method));
+        /* An op with methods (ops.h TGR_OP_METHODS) runs only if its plan's method is built in. */
+        method = tgr_built_in_method(p, o);
+        if (method != 0u && (method >= 32u || !((tgr_built_in_methods >> method) & 1u))) {
+            return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s) takes the %s method, which is not built into this firmware",
+                            o, tgr_op_name(op_type(p, o)), tgr_method_name(method));
+        }
     }
     return TGR_OK;
 }

@@ -8,8 +8,9 @@
 #include "ops/ops.h"
 
 /* The generated dispatch (ops_built_in.c, written by site_scons/tigris_scons/builtin.py from the
- * TGR_OP_IMPL definitions): every op for the host library and `scons host`, only the plan's own
- * for a firmware, so the linker keeps nothing else. */
+ * TGR_OP_* definitions): every op for the host library and `scons host`, only the plan's own
+ * for a firmware, so the linker keeps nothing else. It calls the families and nothing here:
+ * the registry depends on it, never the other way round. */
 #define TGR_OP_BUILT_IN 0x100u /* tgr_built_in_op: the opcode is in this build */
 #define TGR_OP_RUNS 0x200u     /* ... and runs (not a TGR_OP_REFUSED entry) */
 /* TGR_OP_BUILT_IN | TGR_OP_RUNS | its TILING_* bits, or 0 when this build has no such op. */
@@ -23,9 +24,12 @@ uint32_t tgr_built_in_run(const tgr_plan *p, uint32_t op, uint8_t *const *tensor
 uint32_t tgr_built_in_method(const tgr_plan *p, uint32_t op);
 /* The method's name (METHOD_SOFTMAX_FLOAT -> "softmax_float"), "?" for an unknown code. */
 const char *tgr_method_name(uint32_t method);
-/* For the generated check: TGR_OK when `method` is among the `built` mask (bit per method code),
- * else the refusal naming the op and the method this build lacks. */
-tgr_status tgr_check_method(const tgr_plan *p, uint32_t op, uint32_t method, uint32_t built, tgr_error *err);
+/* Bit m for each method m this build runs (tgr_check_kernels refuses an op taking another). */
+extern const uint32_t tgr_built_in_methods;
+/* Why op `op` cannot run in row bands along `axis` (its family's TGR_OP_BANDS rule), or NULL when
+ * it can; an op of this build that declares no rule is refused with a reason. Only for ops
+ * tgr_built_in_op says this build has. */
+const char *tgr_built_in_band_problem(const tgr_plan *p, uint32_t op, uint32_t axis);
 /* Bit n of byte n / 8: every opcode the full runtime implements, so a refusal can tell "not built
  * into this firmware" from "not supported". */
 extern const uint8_t tgr_full_runtime_ops[32];
@@ -34,7 +38,8 @@ extern const uint8_t tgr_full_runtime_ops[32];
 int tgr_op_in_full_runtime(uint32_t opcode);
 
 /* Load time: every op has an implementation here, its operand dtypes are ones this runtime
- * executes, and its family's check accepts its tensors, weights and parameters. */
+ * executes, its family's check accepts its tensors, weights and parameters, and the method it
+ * takes (if it has methods) is built in. */
 tgr_status tgr_check_kernels(const tgr_plan *p, tgr_error *err);
 
 /* Run op `op` of a loaded plan on the buffers in `tensor_ptr` (its TGR_FAULT_* back); `region` (plan_tensors.h) says

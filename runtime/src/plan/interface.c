@@ -27,9 +27,9 @@ tgr_status tgr_plan_io_info(const tgr_plan *plan, int is_output, uint32_t index,
     info->tensor = (uint16_t)t;
     /* Interface bytes: float32 per int8 code, int64 per int32 index, else the stored bytes (a
      * stored float32 tensor, DetectionPostProcess results, already counts 4 per value). */
-    info->bytes = tensor_bytes(plan, t) * (tensor_iface(plan, t) == DT_FLOAT   ? 4u
-                                           : tensor_iface(plan, t) == DT_INT64 ? 2u
-                                                                                : 1u);
+    info->bytes = tensor_bytes(plan, t) * (tensor_iface(plan, t) == TGR_DTYPE_FLOAT32 ? 4u
+                                           : tensor_iface(plan, t) == TGR_DTYPE_INT64 ? 2u
+                                                                                      : 1u);
     for (axis = 0; axis < info->rank; ++axis) {
         info->dims[axis] = tensor_dim(plan, t, axis);
     }

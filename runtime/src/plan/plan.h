@@ -34,8 +34,6 @@ enum {
 #define ATTR_ENTRY_SIZE 8u
 #define NONE16 0xFFFFu
 
-enum { DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_INT16 = 5, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9 };
-
 enum {
     TF_CONSTANT = 0x01, TF_MODEL_INPUT = 0x02, TF_MODEL_OUTPUT = 0x04, TF_LINEAR = 0x08,
     TF_STATE = 0x10
@@ -87,6 +85,10 @@ static inline const uint8_t *op_rec(const tgr_plan *p, uint32_t o) { return p->o
 static inline uint32_t op_type(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[4]; }
 static inline uint32_t op_num_inputs(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[5]; }
 static inline uint32_t op_num_outputs(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[6]; }
+/* Byte 12 (op_decode's kernel_h, the window height) under its other two names: the axis a Concat
+ * joins or a Split cuts, and the sampling convention of a Resize or ResizeLinear. */
+static inline uint32_t op_concat_axis(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[12]; }
+static inline uint32_t op_resize_sampling(const tgr_plan *p, uint32_t o) { return op_rec(p, o)[12]; }
 static inline uint32_t pool_index(const tgr_plan *p, uint32_t element)
 {
     return rd_u16(p->index_pool + 2u * element);

@@ -19,7 +19,7 @@ int tgr_is_nhwc(const tgr_plan *p, uint32_t t)
 tgr_qparams tgr_qparams_of(const tgr_plan *p, uint32_t t)
 {
     tgr_qparams q;
-    if (tensor_dtype(p, t) != DT_INT8) {
+    if (tensor_dtype(p, t) != TGR_DTYPE_INT8) {
         /* bool / int32 tensors carry no quantization (the loader does not check theirs). */
         q.scale = 1.0f;
         q.zero_point = 0;

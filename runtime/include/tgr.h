@@ -109,7 +109,7 @@ typedef struct tgr_plan {
 
 /* Element types: the dtype codes of a plan's tensor records and of tgr_io_info.dtype (the ONNX
  * TensorProto codes, which the plan format takes over). A plan's tensors are int8 but for the
- * few the loader allows otherwise (docs/plan-format.md#tensors); INT64 appears only as an
+ * few the loader allows otherwise (docs/plan-format.md#tensor-records); INT64 appears only as an
  * interface dtype, for int32 indices behind an ONNX interface. */
 enum {
     TGR_DTYPE_FLOAT32 = 1, TGR_DTYPE_UINT8 = 2, TGR_DTYPE_INT8 = 3, TGR_DTYPE_INT16 = 5, TGR_DTYPE_INT32 = 6,

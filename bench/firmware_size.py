@@ -4,20 +4,23 @@
 For every declared model (``models/*/model.toml``) and for three real models of the tigris-ml
 0.12.1 sdist (``kws_ref_model``, ``pretrainedResnet_quant``, ``vww_96_int8``, each compiled at a
 one-stage budget = its unscheduled peak and at a tiled budget = half of it, or 3/4 when tigris
-refuses half), the project's SCons builds the firmware (the default target: ELF + static size
-check, with ``budget_mode=warn``) and this script reports
+refuses half), the project's SCons builds and runs the firmware (the ``run`` target: ELF, static
+size check, QEMU and the output check, with ``budget_mode=warn``) and this script reports
 
 * the firmware image: PT_LOAD file bytes (flash without the plan) from ``<m>.size.json``;
 * that image split by input object from the linker map ``<m>.map``: runtime core (layers base,
-  plan, memory, load and exec's executor/path_select/path_common, plus objects the build
-  generates under the model's folder), execution paths (exec/path_normal, path_tiles, path_rows,
-  path_by_input), op families (layer ops), kernels (layer kernels), firmware (main, startup,
-  semihosting, systick, selftest), libc+libm+libgcc, and other (linker stubs, fill, alignment:
-  the image minus everything attributed);
+  plan, memory, load and the exec units not named ``path_*``: executor, path_select, path_common,
+  state_copies; plus objects the build generates under the model's folder), execution paths
+  (exec/path_normal, path_tiles, path_rows, path_by_input, path_control), op families (layer
+  ops), kernels (layer kernels), firmware (main, startup, semihosting, systick, selftest),
+  libc+libm+libgcc, and other (linker stubs, fill, alignment: the image minus everything
+  attributed);
 * static on-chip SRAM (used + reserved in the on-chip RAM regions, as the size map reports it);
 
-for the variants ``default`` and ``messages=0`` (status codes kept, message strings dropped),
-the latter only when the measured checkout's ``scons -h`` offers ``messages=``.
+for the variants ``default``, ``messages=0`` (status codes kept, message strings dropped),
+``digest`` (``validate=digest``: the plan's digest checked and the plan bound without the
+loader's checks) and ``digest+m0`` (both), each only when the measured checkout's ``scons -h``
+offers its options.
 
 Why a script and not a test: sizes are figures to watch and compare between commits, not
 pass/fail properties, and a full sweep builds a dozen firmwares (minutes). The pure parsing and

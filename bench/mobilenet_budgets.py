@@ -20,10 +20,10 @@ the plan and the reference only), the fast arena is ``auto`` (what the plan need
 builds run with ``budget_mode=warn``: the declared part budgets are for the 128K plan, and this
 script reports figures, it does not judge them. Output mismatches still fail the build. Then the
 128K plan runs once more with the slow arena in DDR (``slow_ddr=1``) and its firmware lines are
-printed.
+printed (``--no-ddr`` skips that run).
 
 Usage: bench/mobilenet_budgets.py [--budgets 64K,96K,128K,192K,256K] [--json OUT.json]
-                                  [--build-dir DIR] [--tensor-align 16|32]
+                                  [--build-dir DIR] [--tensor-align 16|32] [--no-ddr]
 """
 
 from __future__ import annotations

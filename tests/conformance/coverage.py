@@ -27,21 +27,26 @@ Where every column comes from (nothing here is typed in by hand):
   those single-op paths test for (``by_input_shape``, ``transpose_shape``,
   ``reshape_fit``). test_tflite_fixtures.py checks every path our runtime reports
   in its traces against this column;
-* refusal category of an op the runtime does not run: a refusing table entry (``run_nothing``)
-  is "arithmetic not reproduced exactly"; otherwise the contract decides: no backend at all
-  ("refused like the reference": the reference refuses such plans too, "operator contract is
-  not executable"), no int8 backend ("float only"), state or control-flow operands, operands
-  that are not int8 (int32/bool/float), else "not implemented";
+* refusal category of an op the runtime does not run: a ``TGR_OP_REFUSED`` entry is "arithmetic
+  not reproduced exactly"; otherwise the contract decides: no backend at all ("refused like the
+  reference": the reference refuses such plans too, "operator contract is not executable"), no
+  int8 backend ("float only"), state or control-flow operands, operands that are not int8
+  (int32/bool/float), else "not implemented". The legend under the table explains only the
+  categories that have rows;
 * fixtures: every ``tests/fixtures/tflite/ops/*.tflite`` of the tigris-ml 0.12.1 sdist compiled
   at 256K (``models_data.compile_model``) and loaded by our library (``models_data.our_library``);
 * our tests: ``tests/opmodels`` cases (their expected plan opcodes), and the test modules of
   ``tests/ops``, ``tests/runtime``, ``tests/paths`` and ``tests/conformance`` that name the
-  operator as a quoted string (a static scan, so "names it" rather than "proves it").
+  operator as a quoted string or in the title line of their docstring (as the contract spells it
+  or in capitals: ``test_ops_state.py`` is "...: SVDF carried from run to run",
+  ``test_ops_control.py`` "Control flow (If, While) ..."). A static scan, so "names it" rather
+  than "proves it".
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import re
 import sys
@@ -261,17 +266,18 @@ def status(opcode: int) -> str:
 
 
 STATUS_NOTES = {
-    SUPPORTED: "a `TGR_OP_IMPL` of `runtime/src/ops/ops_*.c`; runs byte-identical to the reference where tests "
-               "reach it",
+    SUPPORTED: "a `TGR_OP_IMPL` (or `TGR_OP_FALLIBLE`, `TGR_OP_METHODS`, `TGR_OP_CONTROL`) of "
+               "`runtime/src/ops/ops_*.c`; runs byte-identical to the reference where tests reach it",
     NOT_REPRODUCED: "a `TGR_OP_REFUSED` names it only to refuse it at load: the reference's int8 arithmetic is not "
                     "reproduced bit for bit (the header of its `ops_*.c` says why)",
     LIKE_REFERENCE: "no backend of the reference executes it (`operator contract is not executable`); the compiler "
                     "folds it into other ops",
     FLOAT_ONLY: "the reference has no int8 kernel, so it only occurs in float plans, which this runtime refuses by "
                 "design",
-    STATEFUL: "needs state variables (LSTM, SVDF), which this runtime refuses at load",
-    NOT_INT8: "reads or writes runtime tensors this runtime does not hold (it holds int8, bool around "
-              "comparisons and logic, and int32 indices: see above)",
+    STATEFUL: "its contract has state or control-flow operands and no family here implements it; refused by "
+              "name at load",
+    NOT_INT8: "reads or writes runtime tensors this runtime does not hold (it holds int8, bool, int32 indices, "
+              "int16 state and float32 inside the plan: see above)",
     NOT_IMPLEMENTED: "an int8 op of the reference with no implementation here; refused by name at load",
 }
 
@@ -366,16 +372,26 @@ def message_class(message: str) -> str:
 _SCANNED = ("ops", "runtime", "paths", "conformance")
 
 
+def _title(text: str) -> str:
+    """The first line of a module's docstring: what the module says it tests."""
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    return doc.splitlines()[0] if doc else ""
+
+
 @functools.cache
 def naming_tests() -> dict[int, tuple[str, ...]]:
-    """opcode -> test modules that name the operator as a quoted string."""
+    """opcode -> test modules that name the operator as a quoted string, or in their title line (as
+    the contract spells it or in capitals: SVDF, LSTM)."""
     names = {op_name(code): code for code in contract()}
     out: dict[int, set[str]] = defaultdict(set)
     for folder in _SCANNED:
         for path in sorted((TESTS / folder).glob("test_*.py")):
             text = path.read_text()
-            for name in set(re.findall(r"[\"']([A-Z][A-Za-z0-9]+)[\"']", text)) & names.keys():
-                out[names[name]].add(f"{folder}/{path.stem}")
+            title = set(re.findall(r"\b[A-Za-z][A-Za-z0-9]*\b", _title(text)))
+            quoted = set(re.findall(r"[\"']([A-Z][A-Za-z0-9]+)[\"']", text))
+            for name, code in names.items():
+                if name in quoted or name in title or name.upper() in title:
+                    out[code].add(f"{folder}/{path.stem}")
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
@@ -492,7 +508,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
         "## Operators",
         "",
         "| opcode | operator | status | tiling | execution paths | sdist fixtures (int8 plans at 256K) | our tests "
-        "(opmodels cases; modules quoting the name) |",
+        "(opmodels cases; modules quoting the name or naming it in their title) |",
         "|---:|---|---|---|---|---|---|",
     ]
     for code in contract():
@@ -519,7 +535,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
     for code in contract():
         counts[status(code)] += 1
     lines += ["", "Status counts: " + ", ".join(f"{k} {counts[k]}" for k in STATUS_NOTES if counts[k]) + ".", ""]
-    lines += [f"* **{k}**: {v}." for k, v in STATUS_NOTES.items()]
+    lines += [f"* **{k}**: {v}." for k, v in STATUS_NOTES.items() if counts[k]]
 
     compiled = [r for r in records if r.kind != "compile-refused"]
     floats = [r for r in records if r.kind == "float"]

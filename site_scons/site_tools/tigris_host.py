@@ -126,6 +126,8 @@ def tigris_plan_needs(env, align: int):
 
 
 def generate(env, **_kw) -> None:
+    """Defaults the host tool needs on its own too (it is also loaded without ``tigris``), the
+    build's state unless a tigris tool set it already, and the methods."""
     env.SetDefault(TIGRISBUILD_BUILD_DIR="#build", TIGRISBUILD_HOST_TENSOR_ALIGN=32, TIGRISBUILD_HOST_ALIAS="host",
                    TIGRISBUILD_STATE=BuildState())
     if "TIGRISBUILD_RUNTIME_DIR" not in env:
@@ -135,4 +137,5 @@ def generate(env, **_kw) -> None:
 
 
 def exists(env) -> bool:
+    """The host compiler is there."""
     return bool(env.WhereIs(env.get("TIGRISBUILD_HOST_CC", "gcc")))

@@ -24,6 +24,8 @@ TIGRIS_CLI = "import sys; from tigris.cli import main; sys.argv[0] = 'tigris'; s
 
 
 def _python_module_missing(python: str, module: str) -> bool:
+    """Whether ``python`` lacks ``module``: asked of that interpreter, since inside SCons the name
+    ``tigris`` is the tool, so this process cannot tell whether tigris-ml is installed."""
     probe = subprocess.run([python, "-c", f"import importlib.util,sys; sys.exit(importlib.util.find_spec('{module}') is None)"],
                            capture_output=True, check=False)
     return probe.returncode != 0

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from build_helpers import REPO, Scons, require_tool
+from docs import examples
 
 sys.path.insert(0, str(REPO / "site_scons"))
 
@@ -57,16 +58,16 @@ def board_runs(scons, tmp_path_factory):
     build = tmp_path_factory.mktemp("boards") / "build"
     runs = {}
     for machine in sorted(BOARDS):
-        proc = scons("model=ds_cnn", f"board={machine}", "icount=1", f"build_dir={build}", "run", timeout=900)
+        proc = scons("model=ds_cnn", f"board={machine}", f"build_dir={build}", "run", timeout=900)  # icount=1 by default
         folder = build / "ds_cnn" if machine == DEFAULT_BOARD else build / machine / "ds_cnn"
         runs[machine] = (proc, json.loads((folder / "ds_cnn.check.json").read_text()),
-                         json.loads((folder / "ds_cnn.run.json").read_text()))
+                         json.loads((folder / "ds_cnn.run.json").read_text()), build)
     return runs
 
 
 @pytest.mark.parametrize("machine", sorted(BOARDS))
 def test_ds_cnn_runs_and_matches_on_every_board(board_runs, machine):
-    proc, check, run = board_runs[machine]
+    proc, check, run, _ = board_runs[machine]
     board = BOARDS[machine]
     assert f"BENCH_START ds_cnn @ {board.target}" in proc.stdout
     command = " ".join(run["command"])
@@ -85,14 +86,23 @@ def test_ds_cnn_runs_and_matches_on_every_board(board_runs, machine):
 def test_work_per_board_is_the_same_code_counted_with_each_clock(board_runs):
     """Each board's SysTick clock turns ticks into instructions; the same C code on four cores must
     then come out close (within 25 %): a wrong clock would be off by its ratio (32/25, 25/20)."""
-    counts = {m: check["work"]["instructions_approx"] for m, (_, check, _) in board_runs.items()}
+    counts = {m: check["work"]["instructions_approx"] for m, (_, check, _, _) in board_runs.items()}
     reference = counts[DEFAULT_BOARD]
     for machine, count in counts.items():
         assert 0.8 < count / reference < 1.25, (machine, counts)
 
 
+def test_the_docs_show_these_runs(board_runs):
+    """docs/firmware.md's work per board (docs/examples.py) is these runs' work lines."""
+    shown = {m: examples.Output(f"scons model=ds_cnn board={m} run", examples.normalise(proc.stdout, build), "", 0)
+             for m, (proc, _, _, build) in board_runs.items()}
+    block = next(b for b in examples.blocks() if b.name == "ds-cnn-boards")
+    assert block.text == examples.boards_example(shown), \
+        "docs/firmware.md's board example differs; regenerate with: .venv/bin/python docs/examples.py --write ds-cnn-boards"
+
+
 def test_region_budgets_of_another_board_are_named_not_dropped(board_runs):
-    proc, check, _ = board_runs["mps2-an386"]
+    proc, check, _, _ = board_runs["mps2-an386"]
     assert "region budgets not checked: DTCM, ISRAM, ITCM are not a region of mps2-an386" in proc.stdout
     assert check["verdict"]["notes"]
 

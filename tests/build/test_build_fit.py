@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from build_helpers import REPO, Scons, require_tool
+from docs import examples
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,7 @@ def fit_run(tmp_path_factory):
     require_tool("qemu-system-arm")
     scons = Scons(REPO)
     build = tmp_path_factory.mktemp("fit") / "build"
-    first = scons("model=ds_cnn", f"build_dir={build}", "fit", timeout=1200)
+    first = scons("-k", "model=ds_cnn", f"build_dir={build}", "fit", timeout=1200)  # as the README shows it
     report = json.loads((build / "ds_cnn" / "ds_cnn.fit.json").read_text())
     return scons, build, first, report
 
@@ -80,6 +81,15 @@ def test_the_report_marks_the_front_and_names_the_parts(fit_run):
     gids = {e.get("id") for e in svg.iter()}
     assert {"part-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", n) for n in names} <= gids  # one line per part
     assert {"fit-ok-sram", "fit-ok-instructions", "pareto-sram", "pareto-instructions"} <= gids
+
+
+def test_the_readme_shows_this_sweep(fit_run):
+    """The README's fit example (docs/examples.py) is this sweep's output, cut as the script cuts it."""
+    _, build, first, _ = fit_run
+    shown = examples.Output("scons -k model=ds_cnn fit", examples.normalise(first.stdout, build), "", 0)
+    block = next(b for b in examples.blocks() if b.name == "ds-cnn-fit")
+    assert block.text == examples.fit_example(shown), \
+        "README.md's fit example differs; regenerate with: .venv/bin/python docs/examples.py --write ds-cnn-fit"
 
 
 def test_a_second_fit_runs_nothing_again(fit_run):

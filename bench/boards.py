@@ -17,25 +17,17 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "site_scons"))
+if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
+    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
+from bench import kernel_work  # noqa: E402
 from tigris_scons.boards import BOARDS, DEFAULT_BOARD  # noqa: E402
-
-
-def _kernel_work():
-    """``bench/kernel_work.py`` as a module, for its MAC count of a plan."""
-    spec = importlib.util.spec_from_file_location("bench_kernel_work", REPO / "bench" / "kernel_work.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def measure(build_dir: Path, model: str, machine: str) -> dict:
@@ -53,7 +45,7 @@ def measure(build_dir: Path, model: str, machine: str) -> dict:
     plan = read_binary_plan((folder / f"{model}.tgrs").read_bytes(), decompress_weights=False)
     return {"model": model, "board": machine, "core": BOARDS[machine].core, "image": size["load_image"],
             "sram_static": size["on_chip_ram"], "instructions": check["work"]["instructions_approx"],
-            "macs": sum(_kernel_work().plan_macs(plan)), "output_ok": check["verdict"]["ok"]}
+            "macs": sum(kernel_work.plan_macs(plan)), "output_ok": check["verdict"]["ok"]}
 
 
 def main() -> int:

@@ -33,10 +33,10 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "tests" / "ops"))
+if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
+    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
-from models_activation import op_model, plan_of  # noqa: E402
+from tests.ops.models_activation import op_model, plan_of  # noqa: E402
 
 ROWS, WIDTH = 4096, 16
 INT32_MAX = (1 << 31) - 1

@@ -37,7 +37,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "site_scons"))
+if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
+    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
 from tigris_scons.plan import read_plan  # noqa: E402
 from tigris_scons.qemu import WORK_NOTE  # noqa: E402

@@ -22,7 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
-sys.path.insert(0, str(REPO / "site_scons"))
+if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
+    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
 from tigris_scons import runtime_tree  # noqa: E402
 

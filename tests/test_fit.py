@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site_scons"))
-
-from tigris_scons.fit import failed_row, mark_front, point_row, progress_line, render_table  # noqa: E402
-from tigris_scons.ladder import find_ladder, resolution  # noqa: E402
+from tigris_scons.fit import failed_row, mark_front, point_row, progress_line, render_table
+from tigris_scons.ladder import find_ladder, resolution
 
 
 def staircase(steps: dict[int, int], smallest: int):

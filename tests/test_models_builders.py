@@ -14,10 +14,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from models.qdq import check_weight_zero_points, quantize_qdq, strip_boundary_qdq  # noqa: E402
-from opmodels import CASES, compile_plan, read_plan, untiled_stages  # noqa: E402
+from models.qdq import check_weight_zero_points, quantize_qdq, strip_boundary_qdq
+from tests.opmodels import CASES, compile_plan, read_plan, untiled_stages
 
 tigris_runtime = pytest.importorskip("tigris.runtime")
 REPO = Path(__file__).resolve().parent.parent

@@ -10,15 +10,12 @@ networks can, docs/models.md#comparing-with-onnx-runtime), which guards the mode
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from opmodels import CASES, compile_plan, random_inputs, read_plan, untiled_stages  # noqa: E402
+from tests.opmodels import CASES, compile_plan, random_inputs, read_plan, untiled_stages
 
 tigris_runtime = pytest.importorskip("tigris.runtime")
 ort = pytest.importorskip("onnxruntime")

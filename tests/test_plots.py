@@ -7,8 +7,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conftest import REPO
-
+from tests.support import REPO
 from tigris_scons import plots  # matplotlib (requirements.txt) is imported by the drawing functions
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -1,4 +1,6 @@
-"""Helpers shared by the build-system tests (imported by tests/build/conftest.py and tests)."""
+"""Helpers shared by the build-system tests: the SCons runner, model folders, a tiny ELF.
+
+The policy (``require_tool``, ``in_ci``, ``REPO``) is tests/support.py's; import it from there."""
 
 from __future__ import annotations
 
@@ -7,37 +9,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support import REPO, require_marker, require_tool
 
-
-def _shared_policy():
-    """tests/conftest.py, loaded by path.
-
-    ``from conftest import ...`` is ambiguous once several test folders have a conftest.py
-    (whichever was imported last owns the name ``conftest``), so the shared policy module is
-    loaded from its file under a private name instead.
-    """
-    import importlib.util
-
-    name = "_tigris_tests_shared_conftest"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "tests" / "conftest.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-def in_ci() -> bool:
-    """The shared policy: CI=true runs everything (tests/conftest.py)."""
-    return _shared_policy().in_ci()
-
-
-def require_tool(name: str) -> str:
-    """The shared policy: skip without the tool, fail under CI=true (tests/conftest.py)."""
-    return _shared_policy().require_tool(name)
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TINY_BUILDER = FIXTURES / "tiny_model.py"
 TIGRIS_CLI = "import sys; from tigris.cli import main; sys.argv[0] = 'tigris'; sys.exit(main())"
@@ -49,20 +25,108 @@ def tigris_compile(source: Path, out: Path, budget: str, *extra: str) -> Path:
     return out
 
 
+#: Targets that run the firmware on QEMU (and so need the ``qemu`` marker), also as ``<target>-<model>``.
+QEMU_TARGETS = ("run", "fit")
+#: Options after which SCons builds nothing (help, clean).
+NO_BUILD_OPTIONS = frozenset({"-h", "--help", "-c", "--clean"})
+#: marker -> the tool it stands for and the variable a test uses to put a stand-in there instead.
+MARKED_TOOLS = {"cross": ("arm-none-eabi-gcc", "cross="), "qemu": ("qemu-system-arm", "qemu=")}
+
+
+def markers_for(args: Sequence[str]) -> tuple[str, ...]:
+    """The markers a test needs to run ``scons *args`` (tests/README.md#markers).
+
+    ``scons`` always; ``qemu`` (which implies ``cross``) when a target runs the firmware;
+    ``cross`` for any other build (the default target cross-compiles a firmware); nothing more
+    for help, clean or the host library alone. Checked on every call, so a test cannot reach QEMU
+    or the cross compiler without the marker that ``-m "not qemu"`` relies on.
+    """
+    targets = [a for a in args if not a.startswith("-") and "=" not in a]
+    if any(t in QEMU_TARGETS or t.split("-", 1)[0] in QEMU_TARGETS for t in targets):
+        return ("scons", "cross", "qemu")
+    if NO_BUILD_OPTIONS & set(args) or (targets and all(t == "host" for t in targets)):
+        return ("scons",)
+    return ("scons", "cross")
+
+
+def require_markers_and_tools(args: Sequence[str]) -> None:
+    """Fail the running test without the markers ``scons *args`` needs; skip it (fail under CI)
+    without the tools, unless the test put a stand-in in their place (``qemu=``, ``cross=``)."""
+    shown = " ".join(args)
+    for marker in markers_for(args):
+        require_marker(marker, f"runs `scons {shown}`")
+        tool, override = MARKED_TOOLS.get(marker, (None, ""))
+        if tool is not None and not any(a.startswith(override) for a in args):
+            require_tool(tool)
+
+
+#: Entries of the repository a checkout view leaves out: its own outputs and tool folders.
+VIEW_SKIPS = frozenset({"build", ".git", ".venv", ".pytest_cache", ".cache", "__pycache__"})
+
+
+def checkout_view(build_dir: Path) -> Path:
+    """A folder beside ``build_dir`` that SCons takes for the repository: one symlink per
+    top-level entry (SConstruct, site_scons, runtime, models, ...) and ``build`` -> ``build_dir``.
+
+    Why: SCons keys a cached file on its path inside the checkout (docs/cache.md). Every test
+    builds into its own absolute ``build_dir=``, so its runtime library would have a key of its
+    own and never be shared. Built from a view with the default ``build`` folder, every test's
+    ``build/cm55/runtime-a16/...`` has the same key, and the session cache (``Scons.cache_dir``)
+    serves the libraries, objects, host tools and plans that another test already built. The
+    outputs still land in ``build_dir``, where the test looks for them.
+    """
+    view = build_dir.with_name(build_dir.name + ".checkout")
+    if not view.is_dir():
+        build_dir.mkdir(parents=True, exist_ok=True)
+        staging = view.with_name(view.name + ".tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        for entry in REPO.iterdir():
+            if entry.name not in VIEW_SKIPS:
+                (staging / entry.name).symlink_to(entry)
+        (staging / "build").symlink_to(build_dir, target_is_directory=True)
+        staging.rename(view)
+    return view
+
+
 class Scons:
-    """Runs ``python -m SCons`` and keeps the last result for assertions."""
+    """Runs ``python -m SCons`` and keeps the last result for assertions.
 
-    def __init__(self, cwd: Path) -> None:
+    On the repository's SConstruct with an absolute ``build_dir=`` (what the tests pass), the
+    build runs in ``checkout_view(build_dir)`` with the session's shared SCons cache, unless
+    ``shared_cache=False`` (a test of the cache itself, or one that needs a cold build). Plans,
+    objects, libraries and ELFs may then come from the cache; QEMU runs and checks always
+    execute (docs/cache.md). ``--cache-show`` prints the step a retrieved file was saved by
+    instead of ``Retrieved ... from cache``, so the transcript reads as a cold build's.
+    """
+
+    #: The session's SCons cache, shared by every pytest-xdist worker (tests/build/conftest.py sets it).
+    cache_dir: Path | None = None
+
+    def __init__(self, cwd: Path, shared_cache: bool = True) -> None:
         self.cwd = cwd
+        self.shared_cache = shared_cache
 
-    def __call__(self, *args: str, expect: int | None = 0, timeout: float = 600) -> subprocess.CompletedProcess:
+    def command(self, args: Sequence[str]) -> tuple[list[str], Path, dict[str, str]]:
+        """The command line, working folder and environment that run ``scons *args``."""
         env = dict(os.environ)
         env.pop("TIGRIS_HOST_LIBRARY", None)
+        env.pop("TIGRIS_CACHE_DIR", None)
         env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-        proc = subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=self.cwd, env=env,
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        cwd, args = self.cwd, list(args)
+        build_dirs = [a for a in args if a.startswith("build_dir=") and os.path.isabs(a.removeprefix("build_dir="))]
+        if self.shared_cache and self.cache_dir is not None and cwd == REPO and len(build_dirs) == 1:
+            cwd = checkout_view(Path(build_dirs[0].removeprefix("build_dir=")))
+            args = [a for a in args if a != build_dirs[0]] + [f"cache_dir={self.cache_dir}", "--cache-show"]
+        return [sys.executable, "-m", "SCons", "-Q", *args], cwd, env
+
+    def __call__(self, *args: str, expect: int | None = 0, timeout: float = 600) -> subprocess.CompletedProcess:
+        require_markers_and_tools(args)
+        cmd, cwd, env = self.command(args)
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
         if expect is not None and proc.returncode != expect:
             raise AssertionError(f"scons {' '.join(args)} exited {proc.returncode}, expected {expect}\n"
+                                 f"(ran: {' '.join(cmd[2:])} in {cwd})\n"
                                  f"--- stdout\n{proc.stdout[-6000:]}\n--- stderr\n{proc.stderr[-4000:]}")
         return proc
 

@@ -1,15 +1,20 @@
-"""Fixtures for the build-system tests: real plans, a real Cortex-M55 ELF, an scons runner."""
+"""Fixtures for the build-system tests: real plans, a real Cortex-M55 ELF, the session's SCons cache.
+
+Session fixtures run once per pytest-xdist worker; the plans here take seconds, so each worker
+compiles its own rather than waiting on another's.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_helpers import ELF_C, ELF_LD, REPO, TINY_BUILDER, Scons, require_tool, tigris_compile  # noqa: E402
+from tests.build.build_helpers import ELF_C, ELF_LD, TINY_BUILDER, Scons, tigris_compile
+from tests.support import REPO, require_tool
 
 
 @pytest.fixture(scope="session")
@@ -45,10 +50,17 @@ def cm55_elf(tmp_path_factory) -> Path:
     return elf
 
 
-@pytest.fixture
-def repo_scons(tmp_path) -> tuple[Scons, Path]:
-    """The repository's SConstruct with a private build directory under ``tmp_path``."""
-    require_tool("arm-none-eabi-gcc")
-    return Scons(REPO), tmp_path / "build"
+@pytest.fixture(scope="session", autouse=True)
+def scons_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The SCons cache every ``Scons`` build of this session shares (``Scons.cache_dir``).
 
-
+    One folder for all pytest-xdist workers of the run (beside their own temporary folders),
+    removed with the run's other temporary folders; ``$TGR_TEST_SCONS_CACHE`` names a lasting
+    one instead (e.g. ``build/test-cache``: SCons keys every entry on its inputs' content, so an
+    entry from an earlier run is only ever reused for identical inputs).
+    """
+    override = os.environ.get("TGR_TEST_SCONS_CACHE")
+    base = tmp_path_factory.getbasetemp()
+    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    Scons.cache_dir = Path(override).resolve() if override else session / "scons-cache"
+    return Scons.cache_dir

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bench_firmware_size", REPO / "bench" / "firmware_size.py")
-fs = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = fs  # dataclasses look their module up
-_spec.loader.exec_module(fs)
+from bench import firmware_size as fs
 
 RT = "/b/cm55/runtime-a16/libtgr.a"
 LIBC = "/usr/lib/gcc/arm-none-eabi/12.2.1/../../../arm-none-eabi/lib/thumb/v8-m.main+dp/hard/libc_nano.a"
@@ -26,7 +18,7 @@ PLACED = [
     (".text", ".text.a_function_with_a_very_long_section_name", 0x200, 0x30, f"{RT}(executor.o)"),
     (".text", ".text.run_tiles", 0x230, 0x50, f"{RT}(path_tiles.o)"),
     (".text", ".text.conv", 0x280, 0x64, f"{RT}(ops_conv.o)"),
-    (".text", ".text.k", 0x2E4, 0x20, f"/b/cm55/runtime-a16/kernels/kernels_conv.o"),
+    (".text", ".text.k", 0x2E4, 0x20, "/b/cm55/runtime-a16/kernels/kernels_conv.o"),
     (".text", ".text.memcpy", 0x308, 0x10, f"{LIBC}(lib_a-memcpy.o)"),
     (".text", ".text.div", 0x318, 0x18, f"{LIBGCC}(_udivmoddi4.o)"),
     (".text", ".text.tgr_built_in", 0x330, 0x8, f"{MODEL_DIR}/gen/ops_built_in.o"),

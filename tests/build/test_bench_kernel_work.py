@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from build_helpers import REPO
-
-_spec = importlib.util.spec_from_file_location("bench_kernel_work", REPO / "bench" / "kernel_work.py")
-kw = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = kw  # dataclasses look their module up
-_spec.loader.exec_module(kw)
+from bench import kernel_work as kw
 
 
 def _tensor(*shape: int) -> dict:

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, Scons, require_tool
 from docs import examples
-
-sys.path.insert(0, str(REPO / "site_scons"))
-
-from tigris_scons.boards import BOARDS, DEFAULT_BOARD, get_board  # noqa: E402
-from tigris_scons.errors import TigrisError  # noqa: E402
-from tigris_scons.units import parse_size  # noqa: E402
+from tests.build.build_helpers import Scons
+from tests.support import REPO, require_tool
+from tigris_scons.boards import BOARDS, DEFAULT_BOARD, get_board
+from tigris_scons.errors import TigrisError
+from tigris_scons.units import parse_size
 
 TEMPLATES = REPO / "firmware_templates"
 _MEMORY = re.compile(r"^\s*(\w+)\s*\(\w+\)\s*:\s*ORIGIN\s*=\s*(0x[0-9A-Fa-f]+),\s*LENGTH\s*=\s*(\d+[KM]?)\s*$", re.M)
@@ -65,6 +61,9 @@ def board_runs(scons, tmp_path_factory):
     return runs
 
 
+@pytest.mark.slow
+@pytest.mark.scons
+@pytest.mark.qemu
 @pytest.mark.parametrize("machine", sorted(BOARDS))
 def test_ds_cnn_runs_and_matches_on_every_board(board_runs, machine):
     proc, check, run, _ = board_runs[machine]
@@ -83,6 +82,9 @@ def test_ds_cnn_runs_and_matches_on_every_board(board_runs, machine):
     assert regions - {"flash", "SRAM static", "stack static"} <= set(board.region_names)
 
 
+@pytest.mark.slow
+@pytest.mark.scons
+@pytest.mark.qemu
 def test_work_per_board_is_the_same_code_counted_with_each_clock(board_runs):
     """Each board's SysTick clock turns ticks into instructions; the same C code on four cores must
     then come out close (within 25 %): a wrong clock would be off by its ratio (32/25, 25/20)."""
@@ -92,6 +94,9 @@ def test_work_per_board_is_the_same_code_counted_with_each_clock(board_runs):
         assert 0.8 < count / reference < 1.25, (machine, counts)
 
 
+@pytest.mark.scons
+@pytest.mark.qemu
+@pytest.mark.slow
 def test_the_docs_show_these_runs(board_runs):
     """docs/firmware.md's work per board (docs/examples.py) is these runs' work lines."""
     shown = {m: examples.Output(f"scons model=ds_cnn board={m} run", examples.normalise(proc.stdout, build), "", 0)
@@ -101,12 +106,18 @@ def test_the_docs_show_these_runs(board_runs):
         "docs/firmware.md's board example differs; regenerate with: .venv/bin/python docs/examples.py --write ds-cnn-boards"
 
 
+@pytest.mark.slow
+@pytest.mark.scons
+@pytest.mark.qemu
 def test_region_budgets_of_another_board_are_named_not_dropped(board_runs):
     proc, check, _, _ = board_runs["mps2-an386"]
     assert "region budgets not checked: DTCM, ISRAM, ITCM are not a region of mps2-an386" in proc.stdout
     assert check["verdict"]["notes"]
 
 
+@pytest.mark.slow
+@pytest.mark.scons
+@pytest.mark.cross
 def test_static_gate_names_board_region_and_sizes(scons, tmp_path):
     build = tmp_path / "build"
     refused = scons("model=ds_cnn", "fast_kb=600", "sram=4M", f"build_dir={build}", expect=2)
@@ -116,6 +127,8 @@ def test_static_gate_names_board_region_and_sizes(scons, tmp_path):
     scons("model=ds_cnn", "fast_kb=600", "sram=4M", "board=mps2-an386", f"build_dir={build}")
 
 
+@pytest.mark.scons
+@pytest.mark.cross
 def test_mve_needs_the_cortex_m55(scons, tmp_path):
     refused = scons("model=ds_cnn", "mve=1", "board=mps2-an505", f"build_dir={tmp_path / 'b'}", expect=2)
     assert "Cortex-M33 on mps2-an505 has no Helium" in refused.stderr

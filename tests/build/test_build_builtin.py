@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, require_tool
+from tests.support import REPO, require_tool
 from tigris_scons import builtin, runtime_tree
 from tigris_scons.builtin import BuiltInError, Needs
 

@@ -20,7 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from build_helpers import ELF_C, ELF_LD, REPO, Scons, require_tool
+import pytest
+
+from tests.build.build_helpers import ELF_C, ELF_LD, Scons, require_markers_and_tools
+from tests.support import REPO, require_tool
 
 MODEL = "ds_cnn"
 #: Progress lines of steps that produce cacheable targets (tigris.py, tigris_host.py, tigris_cm55.py).
@@ -53,6 +56,7 @@ def second_python(tmp_path: Path) -> str:
 
 
 def scons(python: str, checkout: Path, *args: str) -> subprocess.CompletedProcess:
+    require_markers_and_tools(args)
     env = {k: v for k, v in os.environ.items() if k not in ("TIGRIS_HOST_LIBRARY", "TIGRIS_CACHE_DIR")}
     env["PATH"] = str(Path(python).parent) + os.pathsep + env.get("PATH", "")
     proc = subprocess.run([python, "-m", "SCons", "-Q", *args], cwd=checkout, env=env,
@@ -62,6 +66,9 @@ def scons(python: str, checkout: Path, *args: str) -> subprocess.CompletedProces
     return proc
 
 
+@pytest.mark.slow
+@pytest.mark.scons
+@pytest.mark.qemu
 def test_second_checkout_takes_the_build_from_the_cache_and_still_runs_and_checks(tmp_path):
     require_tool("git")
     require_tool("arm-none-eabi-gcc")
@@ -120,6 +127,8 @@ env.Program("fw", objs, LINKFLAGS=env["LINKFLAGS"] + ["-nostdlib", "-T", "fw.ld"
 """
 
 
+@pytest.mark.scons
+@pytest.mark.cross
 def test_cross_tool_stores_stack_usage_with_each_object(tmp_path):
     """``env.Object()`` of the tool declares ``fw.su`` (so the cache restores it and ``-c``
     removes it) without handing it to the linker; the object is the same in every folder."""

@@ -10,15 +10,15 @@ re-entry of the unit runner through the control path (stack.json's worst path en
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from build_helpers import REPO, Scons, plan_model_toml, require_tool
+from tests.build.build_helpers import Scons, plan_model_toml
+from tests.support import REPO, require_tool
 
-sys.path.insert(0, str(REPO / "tests" / "ops"))
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +29,7 @@ def _tools():
 
 def _branch_stage(plan: Path, seed: int) -> int:
     """The first subgraph stage the reference runs on the firmware's input for `seed`."""
-    from runtime.oracle import _traced_run, open_session
+    from tests.runtime.oracle import _traced_run, open_session
     from tigris_scons.inputs import generate_inputs
     from tigris_scons.plan import read_plan
 
@@ -43,7 +43,7 @@ def _branch_stage(plan: Path, seed: int) -> int:
 
 
 def test_if_and_while_models_match_the_reference_on_qemu(tmp_path: Path) -> None:
-    from models_data import fixture_plan
+    from tests.ops.models_data import fixture_plan
 
     if_plan = fixture_plan("if_conv", tmp_path)
     while_plan = fixture_plan("while_conv", tmp_path)

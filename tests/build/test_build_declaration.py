@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO
+from tests.support import REPO
 from tigris_scons.declaration import apply_overrides, load_declaration, resolve_model
 from tigris_scons.errors import TigrisError
 

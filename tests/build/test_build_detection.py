@@ -7,14 +7,14 @@ compares their bytes with the reference's run of the same inputs.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, Scons, require_tool
+from tests.build.build_helpers import Scons
+from tests.support import REPO, require_tool
 
-sys.path.insert(0, str(REPO / "tests" / "ops"))
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 
 @pytest.fixture(autouse=True)
@@ -24,8 +24,7 @@ def _tools():
 
 
 def test_detection_models_match_the_reference_on_qemu(tmp_path: Path) -> None:
-    from models_data import fixture_plan
-
+    from tests.ops.models_data import fixture_plan
     from tigris_scons.runlog import parse_run_log
 
     plans = [fixture_plan(name, tmp_path) for name in ("detection_fast", "detection_regular")]

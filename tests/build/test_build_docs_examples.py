@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from build_helpers import REPO, Scons, require_tool
 from docs import examples
+from tests.build.build_helpers import Scons
+from tests.support import REPO, require_tool
 
-pytestmark = [pytest.mark.cross, pytest.mark.qemu]
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 #: Compared where the sweep and the board runs already happen (test_build_fit.py, test_build_boards.py).
 ELSEWHERE = {"ds-cnn-fit", "ds-cnn-boards"}

@@ -23,6 +23,7 @@ def test_regions_by_address_including_secure_aliases():
     assert {r.name for r in AN547_REGIONS if r.on_chip_ram} == {"SRAM", "DTCM", "ISRAM"}
 
 
+@pytest.mark.cross
 def test_sections_are_charged_by_address(cm55_elf):
     sm = size_map(cm55_elf)
     by_name = {s.name: s for s in sm.sections}
@@ -46,6 +47,7 @@ def test_sections_are_charged_by_address(cm55_elf):
     assert sm.unattributed == []
 
 
+@pytest.mark.cross
 def test_load_image_comes_from_pt_load_and_includes_data(cm55_elf):
     sm = size_map(cm55_elf)
     readelf = subprocess.run(["arm-none-eabi-readelf", "-lW", str(cm55_elf)], capture_output=True, text=True)
@@ -59,6 +61,7 @@ def test_load_image_comes_from_pt_load_and_includes_data(cm55_elf):
     assert sm.regions["DTCM"].load == 0
 
 
+@pytest.mark.cross
 def test_top_symbols_have_regions_and_thumb_bit_cleared(cm55_elf):
     sm = size_map(cm55_elf, top=5)
     names = [s.name for s in sm.symbols]
@@ -67,12 +70,14 @@ def test_top_symbols_have_regions_and_thumb_bit_cleared(cm55_elf):
     assert handler is not None and handler.kind == "FUNC" and handler.address % 2 == 0 and handler.region == "ITCM"
 
 
+@pytest.mark.cross
 def test_json_round_trip(cm55_elf):
     sm = size_map(cm55_elf)
     again = SizeMap.from_dict(sm.to_dict())
     assert again.to_dict() == sm.to_dict()
 
 
+@pytest.mark.cross
 def test_unattributed_sections_are_reported(cm55_elf):
     narrow = tuple(r for r in AN547_REGIONS if r.name != "DDR")
     sm = size_map(cm55_elf, narrow)

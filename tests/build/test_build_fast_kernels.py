@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, Scons, require_tool
+from tests.build.build_helpers import Scons
+from tests.support import REPO, require_tool
 
-sys.path.insert(0, str(REPO / "tests" / "ops"))
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 #: cases of tests/ops/test_ops_conv_fast.py, one or more per path and edge
 CASES = ("pw_narrow_8_to_24", "pw_narrow_12_to_3", "pw_wide_20_to_7", "k3_one_sided_s2", "k10x4_first_layer",
@@ -38,17 +39,17 @@ def _tools():
 
 @pytest.fixture(scope="module")
 def fast_plans(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    from models_data import plan_for
-    from test_ops_conv_fast import CASES as OPS_CASES
-    from test_ops_conv_fast import ZERO_POINTS, _chain
+    from tests.ops.models_data import plan_for
+    from tests.ops.test_ops_conv_fast import CASES as OPS_CASES
+    from tests.ops.test_ops_conv_fast import ZERO_POINTS, _chain
 
     work = tmp_path_factory.mktemp("fast_plans")
     plans = [plan_for(work, name, OPS_CASES[name][0](), budget="256K") for name in CASES]
     plans.append(plan_for(work, "k3_same_zp_high", OPS_CASES["k3_same"][0](), {"x": ZERO_POINTS["zp_high"]},
                           budget="256K"))
     plans.append(plan_for(work, "block_s2_2k", _chain(2), budget="2K"))
-    from models_data import graph, node
-    from test_ops_matmul import QUANT, SHAPES
+    from tests.ops.models_data import graph, node
+    from tests.ops.test_ops_matmul import QUANT, SHAPES
 
     for case, qset in (("rank2", "offsets"), ("rank4_batch", "saturating")):  # 4 + 2 columns; 2 columns
         (sa, sb), (qa, qb, qy) = SHAPES[case], QUANT[qset]
@@ -61,6 +62,7 @@ def _kernels_object(build: Path, variant: str) -> Path:
     return build / "cm55" / f"runtime-a16{variant}" / "kernels" / "kernels_conv.o"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("build_name", list(BUILDS))
 def test_fast_kernels_match_the_reference_on_qemu(build_name: str, fast_plans: list[Path], tmp_path: Path) -> None:
     build = tmp_path / "build"

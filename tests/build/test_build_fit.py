@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, Scons, require_tool
 from docs import examples
+from tests.build.build_helpers import Scons
+from tests.support import REPO, require_tool
+
+pytestmark = [pytest.mark.scons, pytest.mark.qemu, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

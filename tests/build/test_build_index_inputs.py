@@ -11,14 +11,14 @@ for a plan without index inputs carries no index generator.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, Scons, require_tool
+from tests.build.build_helpers import Scons
+from tests.support import REPO, require_tool
 
-sys.path.insert(0, str(REPO / "tests" / "ops"))
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 FIXTURES = ("gather_runtime", "arg_max_gather", "embedding_table", "dynamic_update_slice_runtime")
 
@@ -30,8 +30,8 @@ def _tools():
 
 
 def test_index_plans_match_the_reference_on_qemu(tmp_path: Path) -> None:
-    from models_data import compile_model, fixture_plan
-    from test_ops_int32_indices import _onnx_gather_int64
+    from tests.ops.models_data import compile_model, fixture_plan
+    from tests.ops.test_ops_int32_indices import _onnx_gather_int64
 
     plans = [fixture_plan(name, tmp_path) for name in FIXTURES]
     plans.append(compile_model(_onnx_gather_int64(tmp_path / "gather_int64.onnx"), tmp_path / "gather_int64.tgrs"))

@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, Scons, require_tool, tigris_compile
+from tests.build.build_helpers import Scons, tigris_compile
+from tests.support import REPO, require_tool
 
-sys.path.insert(0, str(REPO / "tests" / "ops"))
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +36,7 @@ def _linked(elf: Path, prefix: str) -> set[str]:
 
 
 def _gelu_plan(tmp_path: Path) -> Path:
-    from test_build_scons import _gelu_onnx
+    from tests.build.test_build_scons import _gelu_onnx
 
     return tigris_compile(_gelu_onnx(tmp_path / "gelu.onnx", "none"), tmp_path / "gelu.tgrs", "2K")
 
@@ -71,9 +71,8 @@ def test_a_firmware_links_only_the_softmax_method_its_plan_takes(tmp_path, ds_cn
     method and libm's expf, not the integer one. A Conv + Softmax plan quantized to 1/256, -128
     takes the integer method: on DS-CNN's firmware it is refused by method name; built for its
     own plan it runs without expf."""
-    from test_ops_activation import TILED
-
-    from models_activation import plan_of
+    from tests.ops.models_activation import plan_of
+    from tests.ops.test_ops_activation import TILED
 
     make, quant = TILED["softmax_integer"]
     plan = plan_of(tmp_path, "softmax_integer", make(), quant, budget="256K")
@@ -116,7 +115,7 @@ def test_a_firmware_refuses_a_path_or_codec_it_does_not_link(tmp_path, ds_cnn_pl
 def test_slow_auto_runs_vww_by_path(tmp_path):
     """The sdist's VWW model given by path with only its budget: the slow arena is what its run
     uses (27,664 B at 96K), where a fixed default of 4 KiB failed."""
-    from models_data import require_sdist_model
+    from tests.ops.models_data import require_sdist_model
 
     model = require_sdist_model("vww_96_int8")
     build = tmp_path / "build"

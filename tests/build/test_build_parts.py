@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import textwrap
 
-from build_helpers import REPO, Scons, require_tool, write_model
+import pytest
 
-sys.path.insert(0, str(REPO / "site_scons"))
+from tests.build.build_helpers import Scons, write_model
+from tests.support import REPO, require_tool
+from tigris_scons.parts import find_part
 
-from tigris_scons.parts import find_part  # noqa: E402
+pytestmark = [pytest.mark.scons, pytest.mark.cross, pytest.mark.slow]
 
 
 def test_part_from_the_catalog_sets_the_budgets(tmp_path):

@@ -6,9 +6,9 @@ import struct
 import subprocess
 
 import pytest
-from build_helpers import tigris_compile
 
-from build_helpers import require_tool
+from tests.build.build_helpers import tigris_compile
+from tests.support import require_tool
 from tigris_scons.errors import TigrisError
 from tigris_scons.inputs import DEFAULT_SEED, fnv1a32, generate_inputs, xorshift32
 from tigris_scons.plan import IoTensor, read_plan

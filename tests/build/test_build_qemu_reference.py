@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO
+from tests.support import REPO
 from tigris_scons.errors import TigrisError
 from tigris_scons.firmware import FirmwareParams, render_main, template_context
 from tigris_scons.inputs import fnv1a32, generate_inputs
 from tigris_scons.plan import read_plan
-from tigris_scons.qemu import (END_MARKER, describe_work, exit_meaning, icount_shift, qemu_command, run_qemu,
-                                work_figure)
+from tigris_scons.qemu import END_MARKER, describe_work, exit_meaning, icount_shift, qemu_command, run_qemu, work_figure
 from tigris_scons.reference import bundled_runtime_available, compute_reference, reference_in_process
 
 

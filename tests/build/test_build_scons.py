@@ -15,7 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from build_helpers import REPO, TINY_BUILDER, Scons, require_tool, tiny_model_toml, write_model
+from tests.build.build_helpers import TINY_BUILDER, Scons, tiny_model_toml, write_model
+from tests.support import REPO, require_tool
+
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 DS_CNN_BUILDER = REPO / "models/ds_cnn/build.py"
 FOUR_LINES = [
@@ -221,7 +224,6 @@ def test_ctrl_c_during_the_run_leaves_no_stamp(tmp_path):
     import os
     import signal
     import subprocess
-    import sys
     import time
 
     build = tmp_path / "build"
@@ -234,8 +236,8 @@ def test_ctrl_c_during_the_run_leaves_no_stamp(tmp_path):
     slow.chmod(0o755)
     log = build / "tiny" / "tiny.run.log"
     log.unlink()  # so the wait below sees the new run, not the previous one
-    proc = subprocess.Popen([sys.executable, "-m", "SCons", "-Q", f"model={tiny}", f"build_dir={build}",
-                             f"qemu={slow}", "run"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    cmd, cwd, env = Scons(REPO).command([f"model={tiny}", f"build_dir={build}", f"qemu={slow}", "run"])
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (log.is_file() and "BENCH_START" in log.read_text()):
@@ -259,6 +261,7 @@ Alias("kws-size", kws.size_ok)
 """
 
 
+@pytest.mark.slow
 def test_existing_tree_loads_the_tool_with_toolpath(tmp_path, tiny_onnx):
     project = tmp_path / "project"
     project.mkdir()
@@ -312,7 +315,7 @@ def _arg_max_onnx(path: Path) -> Path:
 def test_int64_indices_run_on_the_m55(tmp_path):
     """An ArgMax model end to end: int32 indices in the arena (row bands at 1K), int64 outputs
     printed by the firmware and equal to the host reference's."""
-    from build_helpers import tigris_compile
+    from tests.build.build_helpers import tigris_compile
 
     plan = tigris_compile(_arg_max_onnx(tmp_path / "argmax.onnx"), tmp_path / "argmax.tgrs", "1K")
     done = Scons(REPO)(f"model={plan}", f"build_dir={tmp_path / 'build'}", "sram=64K", "flash=128K", "fast_kb=1",
@@ -343,7 +346,7 @@ def _gelu_onnx(path: Path, approximate: str) -> Path:
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_on_the_m55_matches_the_host_reference(tmp_path, approximate):
-    from build_helpers import tigris_compile
+    from tests.build.build_helpers import tigris_compile
 
     plan = tigris_compile(_gelu_onnx(tmp_path / "gelu.onnx", approximate), tmp_path / "gelu.tgrs", "2K")
     done = Scons(REPO)(f"model={plan}", f"build_dir={tmp_path / 'build'}", "sram=64K", "flash=128K", "run")
@@ -472,7 +475,7 @@ env.Program("fw", "fw.c", LINKFLAGS=env["LINKFLAGS"] + ["-nostdlib", "-T", "fw.l
 
 
 def test_cross_toolchain_tool_on_its_own(tmp_path):
-    from build_helpers import ELF_C, ELF_LD
+    from tests.build.build_helpers import ELF_C, ELF_LD
 
     (tmp_path / "SConstruct").write_text(CM55_SCONSTRUCT.format(toolpath=REPO / "site_scons/site_tools"))
     (tmp_path / "fw.c").write_text(ELF_C)

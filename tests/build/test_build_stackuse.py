@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from build_helpers import require_tool
-from tigris_scons.stackuse import (EXCEPTION_ENTRY_BYTES, FunctionFrame, StackError, StackReport, analyse_stack,
-                                   read_su)
+from tests.support import require_tool
+from tigris_scons.stackuse import EXCEPTION_ENTRY_BYTES, FunctionFrame, StackError, StackReport, analyse_stack, read_su
+
+pytestmark = pytest.mark.cross  # every test but test_read_su links a firmware-shaped ELF
 
 CFLAGS = ("-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard", "-O2", "-fstack-usage",
           "-ffunction-sections", "-fdata-sections")

@@ -11,14 +11,14 @@ without state runs once, and its firmware has no state buffer and links no state
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from build_helpers import REPO, Scons, plan_model_toml, require_tool
+from tests.build.build_helpers import Scons, plan_model_toml
+from tests.support import REPO, require_tool
 
-sys.path.insert(0, str(REPO / "tests" / "ops"))
+pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 
 @pytest.fixture(autouse=True)
@@ -28,8 +28,7 @@ def _tools():
 
 
 def test_stateful_models_run_inferences_in_a_row_on_qemu(tmp_path: Path) -> None:
-    from models_data import fixture_plan
-
+    from tests.ops.models_data import fixture_plan
     from tigris_scons.runlog import parse_run_log
 
     svdf = fixture_plan("svdf", tmp_path)

@@ -11,16 +11,28 @@ from collections import Counter, defaultdict
 import pytest
 
 _OUTCOMES: dict[tuple[str, str], tuple[str, str]] = {}
+_PROPERTY = "conformance_outcome"
 
 
 @pytest.fixture
 def record_outcome(request: pytest.FixtureRequest):
-    """``record_outcome(variant, outcome, detail="")`` for the running fixture test."""
+    """``record_outcome(variant, outcome, detail="")`` for the running fixture test.
+
+    Kept in the test's report (``user_properties``), not in this process: under pytest-xdist the
+    test runs in a worker and the tally is printed by the controller, which sees only reports.
+    """
 
     def record(variant: str, outcome: str, detail: str = "") -> None:
-        _OUTCOMES[(request.node.callspec.id, variant)] = (outcome, detail)
+        request.node.user_properties.append((_PROPERTY, (request.node.callspec.id, variant, outcome, detail)))
 
     return record
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == _PROPERTY:
+            test_id, variant, outcome, detail = value
+            _OUTCOMES[(test_id, variant)] = (outcome, detail)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001

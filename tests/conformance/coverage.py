@@ -63,9 +63,8 @@ SRC = REPO / "runtime" / "src"
 OPS = SRC / "ops"
 EXEC = SRC / "exec"
 DOC = REPO / "docs" / "coverage.md"
-for _p in (str(REPO), str(TESTS / "ops"), str(TESTS)):  # ends as tests/, tests/ops, repo root
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
+    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
 REGENERATE = ".venv/bin/python tests/conformance/coverage.py --write"
 
@@ -291,7 +290,7 @@ def _plan_dir() -> Path:
 
 @functools.cache
 def sdist_ops() -> Path | None:
-    from models_data import sdist_ops_dir
+    from tests.ops.models_data import sdist_ops_dir
 
     return sdist_ops_dir()
 
@@ -299,7 +298,7 @@ def sdist_ops() -> Path | None:
 @functools.cache
 def compile_fixture(name: str, budget: str = "256K") -> Path | str:
     """The fixture compiled at ``budget`` (in-process), or the compiler's complaint as a string."""
-    from models_data import compile_model
+    from tests.ops.models_data import compile_model
 
     ops = sdist_ops()
     assert ops is not None, "tigris-ml sdist fixtures unavailable"
@@ -312,7 +311,7 @@ def compile_fixture(name: str, budget: str = "256K") -> Path | str:
 
 @functools.cache
 def plan_info(plan: Path) -> dict:
-    from models_data import read_plan
+    from tests.ops.models_data import read_plan
 
     return read_plan(plan)
 
@@ -328,8 +327,9 @@ def fixture_names() -> list[str]:
 
 def load_message(plan: Path, library: Path | None) -> str | None:
     """None when the runtime (``library`` None = the reference) loads ``plan``, else its message."""
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     try:
         open_session(plan, library).close()
@@ -397,7 +397,7 @@ def naming_tests() -> dict[int, tuple[str, ...]]:
 
 @functools.cache
 def opmodels_cases() -> dict[int, tuple[str, ...]]:
-    from opmodels import CASES
+    from tests.opmodels import CASES
 
     out: dict[int, set[str]] = defaultdict(set)
     for case in CASES.values():
@@ -411,7 +411,7 @@ def opmodels_cases() -> dict[int, tuple[str, ...]]:
 
 def probe_versions(plan: Path, library: Path, versions: Iterable[int] = range(0, 17)) -> list[int]:
     """Plan schema versions our loader does not refuse as unsupported (header field patched)."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     view = PlanView(plan)
     accepted = []
@@ -427,7 +427,7 @@ def probe_versions(plan: Path, library: Path, versions: Iterable[int] = range(0,
 
 def probe_lz4(name: str, library: Path) -> str | None:
     """Our load verdict on fixture ``name`` compiled with ``-c lz4`` (None: loads)."""
-    from opmodels import compile_plan
+    from tests.opmodels import compile_plan
 
     ops = sdist_ops()
     plan = compile_plan(ops / f"{name}.tflite", "256K", _plan_dir() / "lz4" / f"{name}.tgrs", ("-c", "lz4"))
@@ -558,7 +558,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
     for r in records:
         if r.kind == "compile-refused":
             lines.append(f"* tigris-ml refuses `{r.name}`: {r.note}")
-    from conformance.test_tflite_fixtures import EXPECTED_TIGHT_REFUSALS, KNOWN_EVENT_DIFFERENCES, KNOWN_FAILURES
+    from tests.conformance.test_tflite_fixtures import EXPECTED_TIGHT_REFUSALS, KNOWN_EVENT_DIFFERENCES, KNOWN_FAILURES
 
     lines += ["", "\"Loaded\" above means our loader accepts the plan; the test then requires identical outputs, "
               "peaks not above the reference's and an identical event trace (paths, allocations, loads, spills, "
@@ -592,7 +592,7 @@ def render(records: list[FixtureRecord], versions: list[int], lz4: tuple[str, st
 
 
 def generate(library: Path | None = None) -> str:
-    from models_data import our_library
+    from tests.ops.models_data import our_library
 
     if sdist_ops() is None:
         raise RuntimeError("tigris-ml 0.12.1 sdist fixtures unavailable (pip download failed?)")
@@ -621,6 +621,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # run as the package module, so that the test module imported by render() shares its caches
-    from conformance import coverage as _module
+    from tests.conformance import coverage as _module
 
     sys.exit(_module.main())

@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance import coverage
-from conftest import in_ci
+from tests.conformance import coverage
+from tests.support import in_ci
 
 pytest.importorskip("tigris.runtime")
 
 
 @pytest.fixture(scope="module")
 def lib() -> Path:
-    from models_data import our_library
+    from tests.ops.models_data import our_library
 
     return our_library()
 
@@ -79,7 +79,7 @@ def _unary_compatible(code: int) -> bool:
 
 def test_reference_refuses_what_the_doc_says_it_refuses(tmp_path: Path) -> None:
     _need_sdist()
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     relu = coverage.compile_fixture("relu")
     assert isinstance(relu, Path), relu
@@ -104,14 +104,12 @@ def test_refusals_by_name_agree_with_the_doc(lib: Path, tmp_path: Path) -> None:
     reproduced`` one the document lists as not reproduced: for every refusal of the sdist
     survey, and for a refusal made on purpose (the Rsqrt fixture's op relabelled as Erf, which the
     document lists as not implemented; no sdist fixture uses one any more)."""
-    import sys
-
     _need_sdist()
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
-    from models_data import fixture_plan
-    from runtime.oracle import open_session
-    from runtime.plantools import PlanView
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.ops.models_data import fixture_plan
+    from tests.runtime.oracle import open_session
+    from tests.runtime.plantools import PlanView
 
     by_name = {coverage.op_name(c): c for c in coverage.contract()}
     erf = by_name["Erf"]

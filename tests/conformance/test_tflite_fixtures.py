@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance import coverage
-from conftest import in_ci
+from tests.conformance import coverage
+from tests.support import in_ci
 
 pytest.importorskip("tigris.runtime")
 
@@ -95,7 +95,7 @@ def _params(names, variant):
 
 @pytest.fixture(scope="module")
 def lib() -> Path:
-    from models_data import our_library
+    from tests.ops.models_data import our_library
 
     return our_library()
 
@@ -119,8 +119,8 @@ def test_sdist_fixtures_available() -> None:
 
 def _inputs(name: str, session) -> tuple[list[dict[str, np.ndarray]], int]:
     """The fixture's own samples (when its .npz matches the interface) plus generated inputs."""
-    from models_data import code_sweep
-    from opmodels import random_inputs
+    from tests.opmodels import random_inputs
+    from tests.ops.models_data import code_sweep
 
     specs = session.inputs
     feeds: list[dict[str, np.ndarray]] = []
@@ -149,7 +149,7 @@ def _index_inputs(session, rng: np.random.Generator) -> list[dict[str, np.ndarra
     """Inputs for plans that take int32 (or int64) indices: uniform random values over the whole
     range fail every run, so add all-zero indices (inside any axis), small ones (mostly inside)
     and small ones with negatives (inside a constant table, outside a run-time gather)."""
-    from opmodels import random_inputs
+    from tests.opmodels import random_inputs
 
     feeds = []
     for low, high in ((0, 1), (0, 4), (-4, 8), (-2, 3)):
@@ -187,8 +187,9 @@ def _check_paths(plan: Path, events: list[dict]) -> list[str]:
 
 def _differential(name: str, plan: Path, library: Path, refusal: str | None, variant: str, record) -> None:
     """Reference vs ours on one plan; ``refusal``: the substring our loader must refuse with."""
-    from runtime.oracle import InputComparison, _traced_run, first_event_difference, open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import InputComparison, _traced_run, first_event_difference, open_session
 
     record(variant, "failed")  # replaced below when the checks pass
     ref_refusal = coverage.load_message(plan, None)

@@ -33,9 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
 REPO = TESTS.parent
-for _p in (str(TESTS / "ops"), str(TESTS), str(REPO)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
+    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
 SDIST = "tigris_ml-0.12.1"
 
@@ -64,7 +63,8 @@ def _sdist_root() -> Path | None:
 
 def _ops_plans(work: Path) -> dict[str, Callable[[], Path]]:
     import numpy as np
-    from models_data import const, graph, node, plan_for
+
+    from tests.ops.models_data import const, graph, node, plan_for
 
     def unary(op, shape, *consts, **attrs):
         return graph([node(op, ["x"] + [c.name for c in consts], ["y"], **attrs)], {"x": shape}, list(consts))
@@ -119,11 +119,10 @@ def _ops_plans(work: Path) -> dict[str, Callable[[], Path]]:
 
 def plans(work: Path) -> dict[str, Callable[[], Path]]:
     """name -> thunk compiling that plan (in ``work``) and returning its path."""
-    from opmodels import CASES
-
-    from runtime.conftest import PlanCache
-    from runtime.test_differential import DS_CNN_VARIANTS, TILED_CASES
-    from runtime.test_loader_rejections import _build_fp32_conv, _build_ir2
+    from tests.opmodels import CASES
+    from tests.runtime.conftest import PlanCache
+    from tests.runtime.test_differential import DS_CNN_VARIANTS, TILED_CASES
+    from tests.runtime.test_loader_rejections import _build_fp32_conv, _build_ir2
 
     cache = PlanCache(work / "cache")
     jobs: dict[str, Callable[[], Path]] = {}
@@ -147,8 +146,7 @@ def conformance_plans(out: Path, work: Path) -> list[str]:
     import hashlib
     import subprocess
 
-    sys.path.insert(0, str(TESTS / "conformance"))
-    import coverage  # tests/conformance/coverage.py
+    from tests.conformance import coverage
 
     failed = []
     stage = work / "conformance"

@@ -38,10 +38,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 BUILD = REPO / "build" / "fuzz"
-if str(REPO / "site_scons") not in sys.path:
-    sys.path.insert(0, str(REPO / "site_scons"))
+if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
+    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
 from tigris_scons import builtin, runtime_tree  # noqa: E402
+
 TARGET = BUILD / "fuzz_plan"
 CORPUS = HERE / "corpus"
 REGRESSIONS = HERE / "regressions"

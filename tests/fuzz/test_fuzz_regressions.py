@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.fuzz import run_fuzz
+
+pytestmark = pytest.mark.slow  # the replay driver and the libFuzzer target are ASan builds of the runtime
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import run_fuzz  # noqa: E402
 
 REPLAY_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g",
                 "-O1", "-DFUZZ_REPLAY_MAIN"]
@@ -40,7 +41,7 @@ def _inputs(folder: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def replay(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import require_tool
+    from tests.support import require_tool
 
     gcc = require_tool("gcc")
     exe = tmp_path_factory.mktemp("fuzz_replay") / "fuzz_replay"
@@ -83,7 +84,7 @@ def test_corpus_replays_clean(replay: Path) -> None:
 def test_libfuzzer_target_builds_and_fuzzes(tmp_path: Path) -> None:
     """The real target (clang, libFuzzer, ASan + UBSan) builds and runs 2000 mutations of the
     regressions (fixed seed, so the test is deterministic; run_fuzz.py is where fuzzing happens)."""
-    from conftest import require_tool
+    from tests.support import require_tool
 
     clang = require_tool("clang")
     exe = tmp_path / "fuzz_plan"

@@ -1,8 +1,8 @@
 """Single-op int8 QDQ ONNX models for differential tests of our C runtime.
 
-Usage (repo root on ``sys.path``, as tests/conftest.py arranges; ``tests/`` itself also works)::
+Usage (repository root on ``sys.path``, as pytest.ini's ``pythonpath`` arranges)::
 
-    from opmodels import CASES, compile_plan, random_inputs, read_plan   # or tests.opmodels
+    from tests.opmodels import CASES, compile_plan, random_inputs, read_plan
     onnx_path = CASES["conv3x3_c3_p1"].build(tmp_dir)                   # deterministic .onnx
     plan_path = compile_plan(onnx_path, "256K", tmp_dir / "conv.tgrs")
     plan = read_plan(plan_path)                                         # read_binary_plan dict
@@ -15,7 +15,6 @@ the plan contents observed with tigris-ml 0.12.1 are listed in README.md.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,11 +22,7 @@ from typing import Any
 
 import numpy as np
 
-_REPO = Path(__file__).resolve().parents[2]
-if str(_REPO) not in sys.path:  # models.qdq lives at the repository root
-    sys.path.insert(0, str(_REPO))
-
-from .cases import CASES, OP, OpCase  # noqa: E402
+from .cases import CASES, OP, OpCase
 
 __all__ = ["CASES", "OP", "OpCase", "TIGRIS", "compile_plan", "path_signature", "random_inputs",
            "read_plan", "untiled_stages"]
@@ -38,18 +33,26 @@ TIGRIS = Path(sys.executable).parent / "tigris"
 
 def compile_plan(onnx_path: str | Path, budget: str, out_path: str | Path,
                  extra_args: Sequence[str] = ()) -> Path:
-    """Run ``tigris compile ONNX -m BUDGET -o OUT [extra_args]``; return ``out_path``.
+    """``tigris compile ONNX -m BUDGET -o OUT [extra_args]``, run in this process (click's
+    runner); return ``out_path``.
 
-    An existing ``out_path`` is replaced. Raises ``RuntimeError`` with the CLI's output when no
-    plan is written (tigris prints the reason above ``Error: no plan written``).
+    In this process because the CLI's start-up costs ~0.5 s per plan in a subprocess and ~7 ms
+    here, and the runtime and path tests compile a few hundred plans. An existing ``out_path``
+    is replaced. Raises ``RuntimeError`` with the CLI's output when no plan is written (tigris
+    prints the reason above ``Error: no plan written``).
     """
+    from click.testing import CliRunner
+    from tigris.cli import cli
+
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
-    cmd = [str(TIGRIS), "compile", str(onnx_path), "-m", budget, "-o", str(out), *extra_args]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0 or not out.exists():
-        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    args = ["compile", str(onnx_path), "-m", budget, "-o", str(out), *extra_args]
+    res = CliRunner().invoke(cli, args)
+    if res.exit_code != 0 or not out.exists():
+        raise RuntimeError(f"tigris {' '.join(args)} failed ({res.exit_code}):\n{res.output}"
+                           + (f"\n{res.exception!r}" if res.exception and not isinstance(res.exception, SystemExit)
+                              else ""))
     return out
 
 

@@ -3,13 +3,11 @@ scratch folder per module for the models and plans it compiles."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models_data import our_library  # noqa: E402
+from tests.ops.models_data import our_library
 
 
 @pytest.fixture(scope="session")

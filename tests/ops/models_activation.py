@@ -11,14 +11,13 @@ codes, scale and zero point are therefore exactly the case's.
 
 Usage::
 
-    from models_activation import Const, op_model, plan_of
+    from tests.ops.models_activation import Const, op_model, plan_of
     m = op_model("Add", {"x": [1, 4, 8, 8]}, consts=[Const("c", codes, 0.01, 3)])
     plan = plan_of(tmp, "add_c", m, {"x": (0.05, 3), "y": (0.1, 0)})
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +26,9 @@ from typing import Any
 import numpy as np
 import onnx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models_data import compile_model, const, graph, node  # noqa: E402
-from models.qdq import save_model, strip_boundary_qdq  # noqa: E402
-from opmodels.qdq_manual import quantize_manual  # noqa: E402
+from models.qdq import save_model, strip_boundary_qdq
+from tests.opmodels.qdq_manual import quantize_manual
+from tests.ops.models_data import compile_model, const, graph, node
 
 __all__ = ["Const", "op_model", "chain_model", "quantize_with_consts", "plan_of", "OPSET"]
 

@@ -12,7 +12,7 @@ weights use the ORT recipe instead (:func:`models.qdq.quantize_qdq`), as the rea
 
 Usage::
 
-    from ops.models_data import graph, build, compile_model
+    from tests.ops.models_data import graph, build, compile_model
     m = graph([node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])], {"x": [1, 3, 4, 5]})
     onnx_path = build(m, tmp / "t.onnx", quant={"x": (0.02, 3), "y": (0.02, 3)})
     plan = compile_model(onnx_path, tmp / "t.tgrs")
@@ -32,15 +32,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-_TESTS = Path(__file__).resolve().parents[1]
-_REPO = _TESTS.parent
-for _p in (str(_TESTS), str(_REPO)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
-
-from models.qdq import quantize_qdq, save_model, strip_boundary_qdq  # noqa: E402
-from opmodels import random_inputs, read_plan  # noqa: E402
-from opmodels.qdq_manual import quantize_manual  # noqa: E402
+from models.qdq import quantize_qdq, save_model, strip_boundary_qdq
+from tests.opmodels import compile_plan, random_inputs, read_plan
+from tests.opmodels.qdq_manual import quantize_manual
+from tests.support import REPO, host_library, locked, skip_or_fail
 
 __all__ = ["node", "const", "graph", "quantize", "build", "compile_model", "read_plan", "opcodes", "plan_for",
            "sdist_ops_dir", "fixture_plan", "require_sdist_model",
@@ -117,7 +112,7 @@ def _quantize_extra_outputs(q: onnx.ModelProto, fp32: onnx.ModelProto, calib: Se
     ``quantize_manual`` quantizes one output per node; a Split's other outputs would stay float
     and the boundary could not be stripped. Same pair structure and MinMax ranges as it uses.
     """
-    from opmodels.qdq_manual import asym_qparams, observe_ranges
+    from tests.opmodels.qdq_manual import asym_qparams, observe_ranges
 
     producers = {o: n for n in q.graph.node for o in n.output}
     missing = [o.name for o in q.graph.output if producers[o.name].op_type != "DequantizeLinear"]
@@ -146,22 +141,9 @@ def build(model: onnx.ModelProto, path: str | Path, quant: Mapping[str, tuple[fl
 
 
 def compile_model(onnx_path: str | Path, plan_path: str | Path, budget: str = "256K") -> Path:
-    """``tigris compile ONNX -m BUDGET -o PLAN``, run in this process (click's runner): the CLI's
-    start-up costs ~0.5 s per plan in a subprocess and ~7 ms here, which is what keeps a few
-    hundred single-op plans inside the test time budget. Raises RuntimeError with the CLI output
-    when no plan is written."""
-    from click.testing import CliRunner
-    from tigris.cli import cli
-
-    out = Path(plan_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.unlink(missing_ok=True)
-    res = CliRunner().invoke(cli, ["compile", str(onnx_path), "-m", budget, "-o", str(out)])
-    if res.exit_code != 0 or not out.exists():
-        raise RuntimeError(f"tigris compile {onnx_path} -m {budget} failed ({res.exit_code}):\n{res.output}"
-                           + (f"\n{res.exception!r}" if res.exception and not isinstance(res.exception, SystemExit)
-                              else ""))
-    return out
+    """``tigris compile ONNX -m BUDGET -o PLAN`` in this process (``opmodels.compile_plan``).
+    Raises RuntimeError with the CLI output when no plan is written."""
+    return compile_plan(onnx_path, budget, plan_path)
 
 
 def plan_for(directory: Path, name: str, model: onnx.ModelProto,
@@ -185,16 +167,22 @@ def _sdist_extract(member_dir: str, wanted) -> Path | None:
 
     Looked up in /tmp/sdist (where developers extract it) and build/sdist; if absent, the archive
     is fetched once with the venv's pip (``pip download --no-binary :all: --no-deps
-    tigris-ml==0.12.1``) into build/sdist. None when that fails (no network)."""
+    tigris-ml==0.12.1``) into build/sdist. None when that fails (no network). Under a lock:
+    pytest-xdist workers would otherwise fetch and extract at once, and a half-extracted folder
+    passes the look-up."""
+    dest = REPO / "build" / "sdist"
+    with locked(dest / ".lock"):
+        return _sdist_extract_unlocked(member_dir, wanted, dest)
+
+
+def _sdist_extract_unlocked(member_dir: str, wanted, dest: Path) -> Path | None:
     import subprocess
     import tarfile
 
-    for root in (Path("/tmp/sdist"), _REPO / "build" / "sdist"):
+    for root in (Path("/tmp/sdist"), dest):
         folder = root / SDIST / member_dir
         if folder.is_dir() and any(wanted(f"{SDIST}/{member_dir}/{p.name}") for p in folder.iterdir()):
             return folder
-    dest = _REPO / "build" / "sdist"
-    dest.mkdir(parents=True, exist_ok=True)
     archive = dest / f"{SDIST}.tar.gz"
     if not archive.is_file():
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
@@ -226,8 +214,6 @@ def sdist_model(stem: str) -> Path | None:
 
 def require_sdist_model(stem: str) -> Path:
     """``sdist_model(stem)``, or skip the test (fail it under CI) when the sdist cannot be had."""
-    from conftest import skip_or_fail
-
     model = sdist_model(stem)
     if model is None:
         skip_or_fail(f"tigris-ml 0.12.1 sdist model {stem}.tflite unavailable (pip download failed?)")
@@ -237,8 +223,6 @@ def require_sdist_model(stem: str) -> Path:
 def fixture_plan(name: str, directory: Path) -> Path:
     """Compile the sdist fixture ``name``.tflite at 256K (skips, or fails under CI, when the
     sdist cannot be had)."""
-    from conftest import skip_or_fail
-
     ops = sdist_ops_dir()
     if ops is None or not (ops / f"{name}.tflite").is_file():
         skip_or_fail(f"tigris-ml 0.12.1 sdist fixture {name}.tflite unavailable (pip download failed?)")
@@ -247,30 +231,10 @@ def fixture_plan(name: str, directory: Path) -> Path:
 
 # --------------------------------------------------------------------------- differential runs
 
-_LIBRARY: list[Path] = []
-
-
 def our_library() -> Path:
-    """Our libtigris_host.so: ``$TGR_TEST_LIBRARY`` if set (development override, as in
-    tests/runtime), else ``python -m SCons -C REPO host`` once per process."""
-    import os
-    import subprocess
-
-    from conftest import require_tool
-
-    if not _LIBRARY:
-        override = os.environ.get("TGR_TEST_LIBRARY")
-        if override:
-            _LIBRARY.append(Path(override).resolve(strict=True))
-        else:
-            require_tool("gcc")
-            lib = _REPO / "build" / "host" / "libtigris_host.so"
-            cmd = [sys.executable, "-m", "SCons", "-C", str(_REPO), "host"]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0 or not lib.is_file():
-                raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-            _LIBRARY.append(lib)
-    return _LIBRARY[0]
+    """Our libtigris_host.so (``tests.support.host_library``: ``scons host`` under a lock, or
+    ``$TGR_TEST_LIBRARY``)."""
+    return host_library()
 
 
 def code_sweep(session: Any, rng: np.random.Generator, count: int) -> list[dict[str, np.ndarray]]:
@@ -291,7 +255,7 @@ def code_sweep(session: Any, rng: np.random.Generator, count: int) -> list[dict[
 def compare_feeds(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0):
     """Reference vs ours on :func:`code_sweep` inputs: an ``oracle.Comparison`` (outputs, peaks,
     counters and traced events of every input, plus our untraced outputs)."""
-    from runtime.oracle import Comparison, InputComparison, _traced_run, open_session
+    from tests.runtime.oracle import Comparison, InputComparison, _traced_run, open_session
 
     rng = np.random.default_rng(seed)
     results = []
@@ -306,7 +270,7 @@ def compare_feeds(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0):
 
 def reference_paths(plan: Path) -> set[str]:
     """Execution paths the reference runtime takes for ``plan`` (from its trace, zero inputs)."""
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, None) as ref:
         _, events, _ = ref.trace({spec["name"]: np.zeros(spec["shape"], spec["dtype"]) for spec in ref.inputs})
@@ -315,8 +279,12 @@ def reference_paths(plan: Path) -> set[str]:
 
 def assert_same_as_reference(plan: Path, library: Path, n_inputs: int = 6, seed: int = 0) -> None:
     """Byte-identical outputs, peaks not above the reference's, equal counters and events."""
-    from runtime.oracle import (assert_counters_equal, assert_outputs_identical, assert_peaks_not_above,
-                                first_event_difference)
+    from tests.runtime.oracle import (
+        assert_counters_equal,
+        assert_outputs_identical,
+        assert_peaks_not_above,
+        first_event_difference,
+    )
 
     cmp = compare_feeds(plan, library, n_inputs, seed)
     assert_outputs_identical(cmp)
@@ -331,8 +299,9 @@ def assert_refused(plan: Path, library: Path, op_name: str, *, reference_refuses
     """Our loader refuses ``plan`` with a message naming ``op_name``; optionally the reference
     must refuse (True) or accept (False) it too. Returns our message."""
     import pytest
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     if reference_refuses is not None:
         try:
@@ -352,8 +321,9 @@ def refused_by_both(lib: Path, data: bytes, out: Path) -> str:
     """Write ``data`` to ``out``: the reference and our library both refuse to load it. Returns
     our message."""
     import pytest
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     out.write_bytes(data)
     with pytest.raises(TigrisError):

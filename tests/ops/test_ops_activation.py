@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_activation import Const, chain_model, op_model, plan_of
-from models_data import (
+from tests.ops.models_activation import Const, chain_model, op_model, plan_of
+from tests.ops.models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
@@ -119,7 +119,7 @@ def _pair_feeds(session) -> dict[str, np.ndarray]:
 
 
 def _assert_pairs_identical(plan: Path, lib: Path) -> None:
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, None) as ref, open_session(plan, lib) as ours:
         feeds = _pair_feeds(ref)
@@ -304,8 +304,9 @@ def test_tiled_stages(name: str, budget: str, lib: Path, work: Path) -> None:
 def test_gelu_chain_is_refused_like_the_reference(budget: str, lib: Path, work: Path) -> None:
     """Conv -> Gelu compiles into a chain; the reference refuses chains holding Gelu ("operator
     contract is not executable": its modes are axis_unary, height and row only), so do we."""
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     plan = plan_of(work, f"chain_gelu_{budget}", _conv_then([node("Gelu", ["c"], ["y"], approximate="tanh")], opset=20),
                    {"x": (0.05, 0), "c": (0.1, -3), "y": (0.05, -20)}, budget=budget)
@@ -356,7 +357,7 @@ DIV_QUANTS = [((0.05, 3), (0.04, -2), (0.1, 0)), ((0.1, 0), (0.001, -100), (1.0,
 
 @pytest.mark.parametrize("qa, qb, qy", DIV_QUANTS, ids=[f"div{i}" for i in range(len(DIV_QUANTS))])
 def test_div_every_code_pair(qa, qb, qy, lib: Path, work: Path) -> None:
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     plan = plan_of(work, f"div_pairs_{qa}_{qb}_{qy}".replace(" ", ""), op_model("Div", {"x": [256, 255], "z": [256, 255]}),
                    {"x": qa, "z": qb, "y": qy})
@@ -385,7 +386,7 @@ def test_log_softmax(scale: float, zp: int, width: int, lib: Path, work: Path) -
 def test_refuses_log_softmax_with_another_output_encoding(lib: Path, work: Path) -> None:
     """The compiler writes LogSoftmax with output (1/16, 127) only; our arithmetic assumes it, and
     the reference refuses any other encoding too."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     plan = plan_of(work, "log_softmax_enc", op_model("LogSoftmax", {"x": [1, 10]}, axis=-1),
                    {"x": (0.05, 3), "y": (1 / 16, 127)})
@@ -414,7 +415,7 @@ RSQRT_SCALES = [(0.05, 0.02), (0.001, 1.0), (1.0, 0.001), (0.3, 0.0007)]
 
 @pytest.mark.parametrize("s_in, s_out", RSQRT_SCALES, ids=[f"in{a:g}_out{b:g}" for a, b in RSQRT_SCALES])
 def test_rsqrt_scales(s_in: float, s_out: float, lib: Path, work: Path) -> None:
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     view = PlanView(fixture_plan("rsqrt", work).read_bytes())
     q_in, q_out = (view.info["tensors"][t]["quant_param_idx"] for t in (0, 1))
@@ -426,8 +427,9 @@ def test_rsqrt_scales(s_in: float, s_out: float, lib: Path, work: Path) -> None:
 
 def test_refuses_hard_swish_the_reference_cannot_run(lib: Path, work: Path) -> None:
     # s_out < s_in / 128: the reference loads the plan, then fails every run.
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     plan = plan_of(work, "hard_swish_tiny_out", op_model("HardSwish", {"x": UNARY_SHAPE}),
                    {"x": (0.05, 0), "y": (0.05 / 200, 0)})
@@ -439,7 +441,7 @@ def test_refuses_hard_swish_the_reference_cannot_run(lib: Path, work: Path) -> N
 def test_refuses_clip(lib: Path, work: Path) -> None:
     # 0.12.1 never writes Clip (Clip(0, 6) becomes Relu6, other bounds are refused at compile
     # time); a Relu patched to opcode 11 stands in for one.
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     plan = plan_of(work, "relu_for_clip", op_model("Relu", {"x": S}), {"x": (0.05, 3), "y": (0.05, 3)})
     clip = work / "clip.tgrs"
@@ -448,7 +450,7 @@ def test_refuses_clip(lib: Path, work: Path) -> None:
 
 
 def test_refuses_max_with_mixed_quantization(lib: Path, work: Path) -> None:
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     plan = plan_of(work, "max_same", op_model("Max", {"a": S, "b": S}), SAME_Q)
     view = PlanView(plan)
@@ -471,8 +473,9 @@ def test_broadcast_runtime_operand_in_tiled_stage(lib: Path, work: Path) -> None
 @pytest.mark.parametrize("shape", [[1, 2, 1, 4, 1], [1, 1, 3, 1, 5], [1, 2, 3, 4, 1]])
 def test_refuses_inner_broadcast_above_rank_4(shape, lib: Path, work: Path) -> None:
     # The reference loads these and fails every run; it broadcasts leading axes only.
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     name = "rank5_" + "_".join(map(str, shape))
     plan = plan_of(work, name, op_model("Mul", {"x": [1, 2, 3, 4, 5], "z": shape}),
@@ -492,8 +495,9 @@ def test_refuses_broadcast_in_banded_matrix_stage(lib: Path, work: Path) -> None
 
 def test_refuses_row_varying_constant_in_row_bands(lib: Path, work: Path) -> None:
     # A per-row bias on a banded matrix: the reference loads the plan and fails every run.
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     m = op_model("Add", {"x": [256, 64]}, consts=[Const("k", np.arange(256).reshape(256, 1) % 200 - 100, 0.02, 3)])
     plan = plan_of(work, "rows_add_row_bias", m, {"x": (0.05, 0), "y": (0.05, 2)}, budget="8K")
@@ -505,6 +509,6 @@ def test_refuses_row_varying_constant_in_row_bands(lib: Path, work: Path) -> Non
 # --------------------------------------------------------------------------- helpers
 
 def _opcodes(plan: Path) -> list[int]:
-    from models_data import opcodes, read_plan
+    from tests.ops.models_data import opcodes, read_plan
 
     return opcodes(read_plan(plan))

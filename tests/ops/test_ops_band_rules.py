@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import require_tool
-from models_activation import Const, chain_model, plan_of
-from models_data import assert_same_as_reference, node, reference_paths
+from tests.ops.models_activation import Const, chain_model, plan_of
+from tests.ops.models_data import assert_same_as_reference, node, reference_paths
+from tests.support import require_tool
 from tigris_scons import builtin, runtime_tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,8 +89,9 @@ def test_the_plan_runs_in_row_bands_with_every_rule(rows_plan: Path, lib: Path) 
 @pytest.mark.parametrize("op", ["OP_MUL", "OP_SIGMOID"])
 def test_an_op_without_a_band_rule_is_refused_for_row_bands(op: str, rows_plan: Path, lib: Path,
                                                               tmp_path: Path) -> None:
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     relinked = _without_band_rule(lib, tmp_path, op)
     with pytest.raises(TigrisError, match=r"declares no band rule"):

@@ -18,11 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import assert_same_as_reference, compile_model, fixture_plan, refused_by_both, sdist_ops_dir
+from tests.ops.models_data import assert_same_as_reference, compile_model, fixture_plan, refused_by_both, sdist_ops_dir
 
 pytest.importorskip("tigris.runtime")
 
-import tigris.runtime as tr  # noqa: E402
 
 SEC_SUBGRAPHS = 13
 OP_ATTR_SUBGRAPHS = 17
@@ -30,7 +29,7 @@ OP_ATTR_SUBGRAPHS = 17
 
 def _plan(name: str, work: Path, fraction: int) -> Path:
     """The fixture at 256K (fraction 1), or compiled at 1/fraction of its 256K peak."""
-    from conformance import coverage
+    from tests.conformance import coverage
 
     plan = fixture_plan(name, work)
     if fraction == 1:
@@ -41,7 +40,7 @@ def _plan(name: str, work: Path, fraction: int) -> Path:
 
 
 def _stages_run(plan: Path, lib: Path | None, feeds: dict[str, np.ndarray]) -> list[int]:
-    from runtime.oracle import _traced_run, open_session
+    from tests.runtime.oracle import _traced_run, open_session
 
     with open_session(plan, lib) as session:
         return [e["stage"] for e in _traced_run(session, feeds).events if e["kind"] == "stage_begin"]
@@ -57,7 +56,7 @@ def test_control_flow_matches_the_reference(name: str, fraction: int, work: Path
 def test_if_takes_each_branch_like_the_reference(work: Path, lib: Path) -> None:
     """An input of large codes and one of small codes take different branches on both runtimes,
     each stage sequence the reference's, the outputs identical."""
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     plan = _plan("if_conv", work, 1)
     sequences = set()
@@ -74,7 +73,7 @@ def test_if_takes_each_branch_like_the_reference(work: Path, lib: Path) -> None:
 
 def _while_bound(plan: Path, rounds: int, out: Path) -> Path:
     """while_conv with the cond's constant (counter < bound) set to `rounds`."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     view = PlanView(plan)
     less = next(o for o in view.info["ops"] if o["op_type"] == 74)
@@ -100,7 +99,7 @@ def test_while_runs_as_many_rounds_as_the_reference(rounds: int, work: Path, lib
 def test_inconsistent_subgraphs_are_refused_like_the_reference(work: Path, lib: Path) -> None:
     """An If naming the main graph as a branch; a subgraph table of one graph; a graph whose
     stage range overlaps the one before: the reference refuses each, and so does ours."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     plan = _plan("if_conv", work, 1)
     view = PlanView(plan)

@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 import pytest
 
-from models_data import assert_same_as_reference, const, graph, node, plan_for, reference_paths
+from tests.ops.models_data import assert_same_as_reference, const, graph, node, plan_for, reference_paths
 
 pytest.importorskip("tigris.runtime")
 

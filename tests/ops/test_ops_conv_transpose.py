@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 import pytest
 
-from models_data import (
+from tests.ops.models_data import (
     assert_same_as_reference,
     const,
     fixture_plan,
@@ -97,9 +97,10 @@ def test_tflite_fixture(work: Path, lib: Path) -> None:
 def test_geometry_that_does_not_produce_the_output_is_refused(field: str, value: int, work: Path, lib: Path) -> None:
     """The reference runs these edited plans without checking the output extent; we refuse them
     at load instead of computing something the geometry does not describe."""
-    from runtime.oracle import open_session
-    from runtime.plantools import PlanView
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
+    from tests.runtime.plantools import PlanView
 
     view = PlanView(fixture_plan("transpose_conv", work))
     op = next(i for i, o in enumerate(view.info["ops"]) if o["op_type"] == CONV_TRANSPOSE)

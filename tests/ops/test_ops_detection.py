@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import fixture_plan, refused_by_both
+from tests.ops.models_data import fixture_plan, refused_by_both
 
 pytest.importorskip("tigris.runtime")
 
@@ -37,7 +37,7 @@ def _layout(plan: Path) -> tuple[bytes, int, tuple[int, int], float]:
 
 
 def _compare(plan: Path, lib: Path, runs: int, seed: int) -> set[bytes]:
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     rng = np.random.default_rng(seed)
     counts = set()

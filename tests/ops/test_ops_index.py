@@ -20,7 +20,7 @@ from typing import Callable
 import onnx
 import pytest
 
-from models_data import (
+from tests.ops.models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
@@ -119,7 +119,7 @@ def test_tflite_fixture(name: str, work: Path, lib: Path) -> None:
 
 def _movement_at(data: bytes) -> tuple[int, int]:
     """Byte offset and int32 count of the plan's (only) MOVEMENT payload."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     view = PlanView(data)
     for a, rec in enumerate(view.info["op_attributes"]):
@@ -139,7 +139,7 @@ def _with_movement(plan: Path, edit: Callable[[list[int]], list[int]], out: Path
 
 
 def _with_indices(plan: Path, values: list[int], out: Path) -> Path:
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     view = PlanView(plan)
     data = bytearray(view.data)

@@ -18,11 +18,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from models_data import compile_model, fixture_plan
+from tests.ops.models_data import compile_model, fixture_plan
 
 pytest.importorskip("tigris.runtime")
 
-import tigris.runtime as tr  # noqa: E402
+import tigris.runtime as tr
 
 
 def _outcome(session, feeds: dict[str, np.ndarray]) -> dict[str, bytes] | str:
@@ -37,7 +37,7 @@ def _assert_same_outcomes(plan: Path, lib: Path, feeds_list: list[dict[str, np.n
     """Each feed: both run identically, or both fail (ours naming ``op``); runs and failures are
     interleaved on one session of each, so a failed run must leave nothing behind. Returns
     (runs, failures)."""
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     runs = failures = 0
     with open_session(plan, None) as reference, open_session(plan, lib) as ours:
@@ -55,7 +55,7 @@ def _assert_same_outcomes(plan: Path, lib: Path, feeds_list: list[dict[str, np.n
 
 def _feeds(plan: Path, index_values: list[np.ndarray], seed: int = 0) -> list[dict[str, np.ndarray]]:
     """One feed per index array: random int8 data, the index input set to the array."""
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     rng = np.random.default_rng(seed)
     with open_session(plan, None) as reference:
@@ -96,7 +96,7 @@ def test_constant_table_counts_negative_indices_from_the_end(fixture: str, exten
     """A lookup into a constant table: -k is extent - k down to -extent; -extent - 1 and extent
     fail. Every lookup of the 31 positions takes the boundary values in turn."""
     plan = fixture_plan(fixture, work)
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, None) as reference:
         (spec,) = reference.inputs
@@ -164,7 +164,7 @@ def test_int64_indices_are_narrowed_or_fail_the_run(work: Path, lib: Path) -> No
     """An int64 interface input holds int32 indices: values outside int32 fail the run on both
     (ours: TGR_ERR_ARGUMENT naming the input), then in-range ones run."""
     plan = compile_model(_onnx_gather_int64(work / "gather_int64.onnx"), work / "gather_int64.tgrs")
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, lib) as ours:
         assert [np.dtype(s["dtype"]) for s in ours.inputs] == [np.float32, np.int64]
@@ -186,8 +186,8 @@ def test_banded_index_stages_match_the_reference(fixture: str, budget: str, low:
     """Below the 256K peak tigris-ml bands these stages: the data and output in row bands with
     run-time indices read whole from slow memory, or a table's lookups banded with their
     output. Both runtimes take the rows path; outcomes agree on indices inside and outside."""
-    from models_data import reference_paths, sdist_ops_dir
-    from runtime.oracle import open_session
+    from tests.ops.models_data import reference_paths, sdist_ops_dir
+    from tests.runtime.oracle import open_session
 
     fixture_plan(fixture, work)  # skips, or fails under CI, without the sdist
     plan = compile_model(sdist_ops_dir() / f"{fixture}.tflite", work / f"{fixture}_{budget}.tgrs", budget)
@@ -200,7 +200,7 @@ def test_banded_index_stages_match_the_reference(fixture: str, budget: str, low:
     runs, failures = _assert_same_outcomes(plan, lib, _feeds(plan, values), "Gather" if "nd" not in fixture
                                            else "GatherND")
     assert runs >= 1
-    from runtime.oracle import _traced_run
+    from tests.runtime.oracle import _traced_run
 
     with open_session(plan, lib) as ours:
         paths = {e["path"] for e in _traced_run(ours, _feeds(plan, values[:1])[0]).events

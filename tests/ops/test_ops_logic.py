@@ -17,7 +17,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from models_data import assert_refused, assert_same_as_reference, compile_model, reference_paths
+from tests.ops.models_data import assert_refused, assert_same_as_reference, compile_model, reference_paths
 
 pytest.importorskip("tigris.runtime")
 
@@ -55,7 +55,7 @@ def _plan(work: Path, name: str, model: onnx.ModelProto, budget: str = "256K") -
 @pytest.mark.parametrize("qset", sorted(QSETS))
 @pytest.mark.parametrize("op", COMPARISONS)
 def test_comparison_every_code_pair(op: str, qset: str, work: Path, lib: Path) -> None:
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     qa, qb = QSETS[qset]
     plan = _plan(work, f"{op}_{qset}", _model([helper.make_node(op, ["af", "bf"], ["y"])],
@@ -116,7 +116,7 @@ def test_where(other: str, budget: str, work: Path, lib: Path) -> None:
 def test_where_requantizing_is_refused(work: Path, lib: Path) -> None:
     """The compiler gives Where's operands and output one quantization; an edited plan where they
     differ is refused rather than guessed."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     plan = _plan(work, "where_plain", _where([1, 4, 8, 8], [1, 4, 8, 8]))
     view = PlanView(plan)

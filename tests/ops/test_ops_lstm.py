@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import fixture_plan, refused_by_both
+from tests.ops.models_data import fixture_plan, refused_by_both
 
 pytest.importorskip("tigris.runtime")
 
@@ -47,7 +47,7 @@ def _layout(plan: Path) -> tuple[bytes, int, list[tuple[int, int]], int]:
 def _same_outputs(plan: Path, lib: Path, runs: int, seed: int) -> list[np.ndarray]:
     """Runs both runtimes `runs` times on one session each (state reset half way); returns the
     reference's outputs after asserting ours are byte-identical."""
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     rng = np.random.default_rng(seed)
     seen = []
@@ -123,7 +123,7 @@ def _probe_plan(data: bytes, attr: int, constants: list[tuple[int, int]], initia
 
 def _first_step(plan: Path, lib: Path, units: int) -> np.ndarray:
     """The first step's hidden output on both runtimes (asserted identical), as ints."""
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, None) as reference, open_session(plan, lib) as ours:
         (spec,) = reference.inputs
@@ -139,6 +139,7 @@ def _first_step(plan: Path, lib: Path, units: int) -> np.ndarray:
 _READ = {"power": -8, "pairs": {8: (ONE, -13), 9: (ONE, -13), 10: (ONE, -20)}}
 
 
+@pytest.mark.slow
 def test_every_tanh_gate_value_matches_the_reference(work: Path, lib: Path) -> None:
     """cell = -estimate + tanh(pre) (forget and input gates at sigmoid(0) = 2^14, products
     scaled by 2^-14): the printed residual is the reference's tanh minus our float estimate."""
@@ -157,6 +158,7 @@ def test_every_tanh_gate_value_matches_the_reference(work: Path, lib: Path) -> N
     assert any(r != 0 for r in residuals)
 
 
+@pytest.mark.slow
 def test_every_sigmoid_gate_value_matches_the_reference(work: Path, lib: Path) -> None:
     """cell = -estimate + sigmoid(pre) x tanh(saturated) (= 32767): the printed residual is the
     reference's sigmoid minus our float estimate, over every 3rd pre-activation (all 64 table

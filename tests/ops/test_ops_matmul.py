@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import (
+from tests.ops.models_data import (
     assert_refused,
     assert_same_as_reference,
     const,

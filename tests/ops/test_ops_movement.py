@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import (
+from tests.ops.models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
@@ -121,8 +121,9 @@ def test_reshape(case: str, qset: str, work: Path, lib: Path) -> None:
 def _xfail_if_refused(plan: Path, lib: Path, known: str, reason: str) -> None:
     """xfail while our loader refuses ``plan`` with the ``known`` message of a runtime-lead file;
     once that is fixed the test runs its strict comparison by itself."""
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     try:
         open_session(plan, lib).close()

@@ -21,7 +21,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from models_data import (
+from tests.ops.models_data import (
     assert_refused,
     assert_same_as_reference,
     const,
@@ -167,8 +167,9 @@ def test_cumsum_in_row_bands(work: Path, lib: Path) -> None:
 def test_cumsum_that_can_overflow_is_refused(work: Path, lib: Path) -> None:
     """40 steps of 127: the reference's sum, lifted by 2^19, passes 2^31 and it fails that run;
     a run of ours cannot fail after init, so the plan is refused at load."""
-    from runtime.oracle import open_session
     from tigris.runtime import RuntimeError as TigrisError
+
+    from tests.runtime.oracle import open_session
 
     plan = plan_for(work, "cumsum_long", _cumsum([1, 4, 40], 2, 0, 0), {"x": (0.02, 0), "y": (0.5, 0)})
     message = assert_refused(plan, lib, "CumSum", reference_refuses=False)
@@ -206,7 +207,7 @@ ARG_CASES = [  # shape, axis, keepdims, budget: whole, and banded along the lead
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
 @pytest.mark.parametrize("shape,axis,keepdims,budget", ARG_CASES, ids=[f"{s}-{a}{k}-{b}" for s, a, k, b in ARG_CASES])
 def test_arg_extreme(op: str, shape, axis: int, keepdims: int, budget: str, work: Path, lib: Path) -> None:
-    from models_data import compile_model
+    from tests.ops.models_data import compile_model
 
     name = f"{op}_{'x'.join(map(str, shape))}_{axis}{keepdims}_{budget}"
     onnx_path = work / f"{name}.onnx"
@@ -221,7 +222,7 @@ def test_arg_extreme(op: str, shape, axis: int, keepdims: int, budget: str, work
 def test_int32_outside_arg_outputs_is_refused(work: Path, lib: Path) -> None:
     """int32 tensors hold indices, and of the reductions only an ArgMax/ArgMin may write one:
     the same plan with the op turned into a ReduceMax is refused, as by the reference."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     plan = fixture_plan("arg_max", work)
     view = PlanView(plan)

@@ -16,15 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import fixture_plan, graph, node, plan_for
+from tests.ops.models_data import fixture_plan, graph, node, plan_for
 
 pytest.importorskip("tigris.runtime")
 
-import tigris.runtime as tr  # noqa: E402
+import tigris.runtime as tr
 
 
 def _sessions(plan: Path, lib: Path):
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     return open_session(plan, None), open_session(plan, lib)
 
@@ -55,14 +55,14 @@ def _assert_both_fail_then_recover(plan: Path, lib: Path, bad, good, op: str) ->
 def test_rsqrt_of_a_value_below_the_zero_point_fails_the_run(work: Path, lib: Path) -> None:
     """The sdist's Rsqrt fixture with its input zero point moved from -128 to 0 (a plan the
     reference accepts as it is): codes below 0 are negative values."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     fixture = fixture_plan("rsqrt", work)
     view = PlanView(fixture.read_bytes())
     entry = view.info["tensors"][0]["quant_param_idx"]
     plan = work / "rsqrt_zero_point_0.tgrs"
     plan.write_bytes(view.set_quant(entry, "zero_point", 0))
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, None) as reference:
         spec = reference.inputs[0]
@@ -79,7 +79,7 @@ def test_log_softmax_row_sum_past_int32_fails_the_run(maxima: int, fails: bool, 
     width = 4100
     model = graph([node("LogSoftmax", ["x"], ["y"], axis=1)], {"x": [1, width]})
     plan = plan_for(work, f"log_softmax_{width}", model, {"x": (0.05, 0), "y": (1 / 16, 127)})
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, None) as reference:
         row = np.full(reference.inputs[0]["shape"], -128, dtype=reference.inputs[0]["dtype"])
@@ -101,7 +101,7 @@ def test_l2_normalization_sum_of_squares_past_int32_fails_the_run(work: Path, li
     width = 33100
     model = graph([node("LpNormalization", ["x"], ["y"], axis=-1, p=2)], {"x": [1, width]})
     plan = plan_for(work, f"l2_norm_{width}", model, {"x": (0.02, -128), "y": (1 / 128, 0)}, budget="512K")
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     with open_session(plan, None) as reference:
         spec = reference.inputs[0]
@@ -114,8 +114,8 @@ def test_l2_normalization_sum_of_squares_past_int32_fails_the_run(work: Path, li
 def test_div_by_a_divisor_at_its_zero_point_fails_the_run(work: Path, lib: Path) -> None:
     """The sdist's Div fixture: random codes with the divisor's zero point avoided run
     byte-identical; one divisor code at its zero point fails the run on both."""
-    from runtime.oracle import open_session
-    from runtime.plantools import PlanView
+    from tests.runtime.oracle import open_session
+    from tests.runtime.plantools import PlanView
 
     plan = fixture_plan("div", work)
     info = PlanView(plan.read_bytes()).info

@@ -16,18 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models_data import assert_same_as_reference, compile_model, fixture_plan, refused_by_both, sdist_ops_dir
+from tests.ops.models_data import assert_same_as_reference, compile_model, fixture_plan, refused_by_both, sdist_ops_dir
 
 pytest.importorskip("tigris.runtime")
 
-import tigris.runtime as tr  # noqa: E402
 
 SEC_STATE = 12
 FIXTURES = ("svdf", "svdf_batch", "lstm", "lstm_time_major_clip")
 
 
 def _tight(name: str, work: Path) -> Path:
-    from conformance import coverage
+    from tests.conformance import coverage
 
     peak = coverage.plan_info(fixture_plan(name, work))["peak"]
     for numerator in (2, 3):
@@ -41,7 +40,7 @@ def _tight(name: str, work: Path) -> Path:
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_state_carries_like_the_reference(name: str, work: Path, lib: Path) -> None:
-    from runtime.oracle import open_session
+    from tests.runtime.oracle import open_session
 
     plan = fixture_plan(name, work)
     rng = np.random.default_rng(11)
@@ -69,7 +68,7 @@ def test_state_plans_match_the_reference_with_events(name: str, work: Path, lib:
 
 
 def test_banded_svdf_matches_the_reference(work: Path, lib: Path) -> None:
-    from models_data import reference_paths
+    from tests.ops.models_data import reference_paths
 
     plan = _tight("svdf_batch", work)
     assert "rows" in reference_paths(plan)
@@ -91,7 +90,7 @@ def _state_section(view) -> int:
 def test_bad_state_sections_are_refused_like_the_reference(edit: str, expect: str, work: Path, lib: Path) -> None:
     """The reference refuses each of these edits of svdf's state section (its runtime's own
     checks); ours refuses them too, with the reason."""
-    from runtime.plantools import PlanView
+    from tests.runtime.plantools import PlanView
 
     plan = fixture_plan("svdf", work)
     view = PlanView(plan)

@@ -7,17 +7,9 @@ each plan compiled once per session) and ``n_inputs`` behave exactly as document
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-_TESTS = Path(__file__).resolve().parents[1]
-for _p in (str(_TESTS), str(_TESTS.parent)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
-
-from runtime.conftest import n_inputs, our_library, plan_cache  # noqa: E402,F401
+from tests.runtime.conftest import n_inputs, our_library, plan_cache  # noqa: F401
 
 MIN_INPUTS = 5
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ops.models_data import compile_model, require_sdist_model
-from runtime.oracle import assert_strict, compare
+from tests.ops.models_data import compile_model, require_sdist_model
+from tests.runtime.oracle import assert_strict, compare
 
 pytest.importorskip("tigris.runtime")
 
@@ -39,7 +39,7 @@ def test_640_is_the_smallest_budget_the_compiler_accepts(resnet8) -> None:
 
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_grouped_reduction_at_tight_budgets(budget: int, resnet8, our_library: Path) -> None:
-    from opmodels import read_plan
+    from tests.opmodels import read_plan
 
     model, work = resnet8
     plan = compile_model(model, work / f"r8_{budget}.tgrs", str(budget))

@@ -17,8 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from opmodels import path_signature, random_inputs, read_plan
-from runtime.oracle import assert_counters_equal, assert_outputs_identical, assert_peaks_not_above, compare, run_plan
+from tests.opmodels import path_signature, random_inputs, read_plan
+from tests.runtime.oracle import (
+    assert_counters_equal,
+    assert_outputs_identical,
+    assert_peaks_not_above,
+    compare,
+    run_plan,
+)
 
 tigris_runtime = pytest.importorskip("tigris.runtime")
 

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from opmodels import CASES, random_inputs, read_plan, path_signature
-from runtime.oracle import (
+from tests.opmodels import CASES, path_signature, random_inputs, read_plan
+from tests.runtime.oracle import (
     Comparison,
     assert_outputs_identical,
     assert_peaks_not_above,

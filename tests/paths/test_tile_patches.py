@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from opmodels import random_inputs, read_plan
-from runtime.oracle import assert_outputs_identical, assert_peaks_not_above, compare, run_plan
-from runtime.plantools import SEC_TILE_PLANS, PlanView, patch
+from tests.opmodels import random_inputs, read_plan
+from tests.runtime.oracle import assert_outputs_identical, assert_peaks_not_above, compare, run_plan
+from tests.runtime.plantools import SEC_TILE_PLANS, PlanView, patch
 
 tigris_runtime = pytest.importorskip("tigris.runtime")
 

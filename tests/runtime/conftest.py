@@ -1,7 +1,8 @@
 """Fixtures for the runtime tests: our host library (built by SCons) and a plan cache.
 
-* ``our_library``: ``python -m SCons -C REPO host`` once per session, the path of
-  ``build/host/libtigris_host.so``. With ``TGR_TEST_SANITIZE=1`` it builds ``host sanitize=1``
+* ``our_library``: ``tests.support.host_library``: ``scons host`` once per process, under a lock
+  shared by the pytest-xdist workers, the path of ``build/host/libtigris_host.so`` (or
+  ``$TGR_TEST_LIBRARY``). With ``TGR_TEST_SANITIZE=1`` it builds ``host sanitize=1``
   and returns ``build/host-san/libtigris_host.so`` (ASan + UBSan, ``-fno-sanitize-recover=all``);
   that library can only be loaded into a Python started with the sanitizer runtimes in
   ``LD_PRELOAD`` (test_sanitizers.py does that), so the fixture fails early with the recipe when
@@ -10,31 +11,20 @@
   session into a ``tmp_path_factory`` directory. Compiling is most of this folder's run time.
 * ``n_inputs``: random inputs per differential comparison: 10, or ``$TGR_TEST_INPUTS``.
 * ``$TGR_TEST_PLAN_CACHE``: a plan cache directory to reuse (set by test_sanitizers.py).
-
-Development aid: ``TGR_TEST_LIBRARY=/path/libtigris_host.so`` skips the SCons build and tests
-that library instead (e.g. one built from a snapshot while ``runtime/`` is mid-edit). The
-default, and what CI runs, is the ``scons host`` build.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-for _p in (str(HERE.parent), str(REPO)):  # tests/ (opmodels) and the repo root (models)
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
-
-from opmodels import CASES, OpCase, compile_plan  # noqa: E402
-from opmodels.cases import unary  # noqa: E402
+from tests.opmodels import CASES, OpCase, compile_plan
+from tests.opmodels.cases import unary
+from tests.support import host_library
 
 #: single-op models of our own, used like ``opmodels.CASES`` (which another folder owns):
 #: operators our runtime refuses on purpose, to keep the refusal path under test.
@@ -50,22 +40,6 @@ SANITIZE = os.environ.get("TGR_TEST_SANITIZE") == "1"
 DEFAULT_INPUTS = 10
 
 
-_BUILD_FAILURE: list[str] = []  # pytest does not cache a failing fixture: build once, fail fast after
-
-
-def _build_library(sanitize: bool) -> Path:
-    cmd = [sys.executable, "-m", "SCons", "-C", str(REPO), "host"] + (["sanitize=1"] if sanitize else [])
-    lib = REPO / "build" / ("host-san" if sanitize else "host") / "libtigris_host.so"
-    if not _BUILD_FAILURE:
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0 or not lib.is_file():
-            _BUILD_FAILURE.append(f"{' '.join(cmd)} failed ({r.returncode}), {lib} missing or stale:\n"
-                                  f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
-    if _BUILD_FAILURE:
-        pytest.fail(_BUILD_FAILURE[0], pytrace=False)
-    return lib
-
-
 @pytest.fixture(scope="session")
 def our_library() -> Path:
     """Our libtigris_host.so, (re)built by ``scons host`` (``sanitize=1`` under TGR_TEST_SANITIZE)."""
@@ -75,10 +49,7 @@ def our_library() -> Path:
             pytest.fail("TGR_TEST_SANITIZE=1 needs the sanitizer runtimes preloaded: "
                         "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so) "
                         "ASAN_OPTIONS=detect_leaks=0 (test_sanitizers.py sets this up)", pytrace=False)
-    override = os.environ.get("TGR_TEST_LIBRARY")
-    if override:
-        return Path(override).resolve(strict=True)
-    return _build_library(SANITIZE)
+    return host_library(SANITIZE)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ same arrays, and compare everything the host ABI exposes (outputs, ``Session.mem
 
 API::
 
-    from runtime.oracle import run_plan, compare, assert_strict   # tests/ on sys.path
+    from tests.runtime.oracle import run_plan, compare, assert_strict
     res = run_plan(plan, feeds)                    # reference (bundled) runtime
     res = run_plan(plan, feeds, library=our_so)    # our libtigris_host.so
     cmp = compare(plan, our_so, n_inputs=10, seed=0)
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,11 +33,7 @@ from typing import Any
 
 import numpy as np
 
-_TESTS = Path(__file__).resolve().parents[1]
-if str(_TESTS) not in sys.path:  # opmodels lives in tests/
-    sys.path.insert(0, str(_TESTS))
-
-from opmodels import random_inputs  # noqa: E402
+from tests.opmodels import random_inputs
 
 ENV = "TIGRIS_HOST_LIBRARY"
 

@@ -128,7 +128,7 @@ class Api:
 
     def default_slow(self) -> int:
         """The host shim's default: 2 x sum(size_bytes + 32) over all tensors."""
-        from opmodels import read_plan
+        from tests.opmodels import read_plan
 
         plan = read_plan(bytes(self.data))
         return 2 * sum(t["size_bytes"] + 32 for t in plan["tensors"])
@@ -153,7 +153,7 @@ def test_fast_arena_below_requirement_refused_at_session_init(name: str, api) ->
     a = api(name)
     sizes = [0, 1, ALIGN - 1, a.need_fast - 1]
     if name.endswith("lz4"):
-        from opmodels import read_plan
+        from tests.opmodels import read_plan
 
         budget = read_plan(bytes(a.data))["budget"]
         assert a.need_fast > budget, "the LZ4 plan should need its weight reserve on top of the budget"
@@ -248,7 +248,7 @@ def test_host_shim_slow_capacity(plan_cache, our_library: Path) -> None:
     """tigris_host_create sizes the fast arena from the plan and takes the caller's slow
     capacity: a tiny one is reported by tigris_host_run (and again on the next run), a
     sufficient one runs."""
-    from opmodels import random_inputs
+    from tests.opmodels import random_inputs
 
     from .oracle import host_library
 

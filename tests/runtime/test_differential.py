@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from opmodels import CASES, random_inputs, read_plan
+from tests.opmodels import CASES, random_inputs, read_plan
+
 from .conftest import EXTRA_CASES
 from .oracle import ENV, assert_strict, compare, open_session, run_plan
 from .plantools import LoaderProbe

@@ -36,8 +36,9 @@ def _sanitizer_runtime(gcc: str, name: str) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_differential_and_loader_tests_pass_under_asan_ubsan(plan_cache) -> None:
-    from conftest import require_tool  # tests/conftest.py: skip outside CI, fail under CI=true
+    from tests.support import require_tool  # tests/conftest.py: skip outside CI, fail under CI=true
 
     gcc = require_tool("gcc")
     env = dict(os.environ)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime.oracle import open_session
+from tests.runtime.oracle import open_session
 
 
 def _feeds(session, seed: int) -> dict[str, np.ndarray]:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import REPO, require_tool
 from tigris_scons import runtime_tree
 
-REPO = Path(__file__).resolve().parents[2]
 RUNTIME = REPO / "runtime"
 INCLUDES = [f"-I{d}" for d in runtime_tree.include_dirs(RUNTIME)]
 HOST_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC"]
@@ -65,15 +65,12 @@ def test_sources_exist() -> None:
 
 @pytest.mark.parametrize("source", CORE_SOURCES + HOST_SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_host_gcc_warning_free(source: Path, tmp_path: Path) -> None:
-    from conftest import require_tool  # tests/conftest.py
-
     _compile(require_tool("gcc"), HOST_FLAGS, source, tmp_path / f"{source.stem}.o")
 
 
+@pytest.mark.cross
 @pytest.mark.parametrize("source", CORE_SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_cortex_m55_warning_free_and_heap_free(source: Path, tmp_path: Path) -> None:
-    from conftest import require_tool
-
     obj = tmp_path / f"{source.stem}.o"
     _compile(require_tool("arm-none-eabi-gcc"), ARM_FLAGS, source, obj)
     nm = subprocess.run([require_tool("arm-none-eabi-nm"), "--undefined-only", "--format=just-symbols", str(obj)],

@@ -68,7 +68,7 @@ def add_variables(env, opts) -> None:
     opts.Add("qemu", "QEMU binary", "qemu-system-arm")
     opts.Add("qemu_flags", "extra QEMU arguments, e.g. '-d guest_errors'", "")
     opts.Add(BoolVariable("icount", "1 (default): run QEMU with -icount shift=0, so the firmware's WORK line (SysTick "
-                          "ticks of one inference, x31.25 = instructions) repeats exactly and goes to <model>.run.json; "
+                          "ticks of one inference; x31.25 = instructions on mps3-an547, x40 on mps2-an386/an500, x50 on mps2-an505) repeats exactly and goes to <model>.run.json; "
                           "0: QEMU's clock follows host time and the figure varies; a count of work, not latency", True))
     opts.Add("cross", "cross toolchain prefix", "arm-none-eabi-")
     opts.Add(BoolVariable("messages", "0: the firmware keeps status codes but drops every message text "
@@ -80,7 +80,7 @@ def add_variables(env, opts) -> None:
     opts.Add(BoolVariable("mve", "1: build for the Cortex-M55 with Helium (-mcpu=cortex-m55; kernels in MVE); "
                           "0 (default): cortex-m55+nomve, kernels on the DSP extension", False))
     opts.Add(BoolVariable("profile", "1: the firmware prints SysTick ticks and multiply-accumulates per op and "
-                          "ticks per execution unit (PROFILE lines; with icount=1, x31.25 = instructions)", False))
+                          "ticks per execution unit (PROFILE lines; with icount=1, ticks x31.25 = instructions on mps3-an547)", False))
     opts.Add("runtime", "what the firmware's runtime links: plan (the ops and paths the model's plan takes), "
              "full (everything), or a .tgrs file (what that plan takes)", "plan")
     opts.Add(EnumVariable("tensor_align", "TGR_TENSOR_ALIGN for the runtime (target default 16, host default 32)", "",

@@ -4,7 +4,6 @@
 
 * ``host/libtigris_host.so``: runtime + ``runtime/host/tigris_host.c``, the tigris-ml host ABI 2
   shim, so ``TIGRIS_HOST_LIBRARY=build/host/libtigris_host.so tigris run ...`` uses our runtime;
-* ``host/tgr_run``: the host CLI driver, only if ``runtime/host/tgr_run.c`` exists;
 * ``host-needs-a<align>/tgr_plan_needs`` (``env.TigrisPlanNeeds(align)``): what a firmware links
   for a plan (``runtime/host/plan_needs.c``; tigris_scons/builtin.py), built with the firmware's
   tensor alignment so it selects the same paths.
@@ -17,7 +16,7 @@ folder is declared once per build, in the build's state object (``tigris_tool.st
 Flags: ``-std=c99 -Wall -Wextra -Werror -O2 -fPIC``, ``-lm``, ``TGR_TENSOR_ALIGN`` 32 by default
 (the host reference runtime's alignment, so peaks compare exactly). With ``sanitize=True`` the
 same outputs go to ``host-san/`` built with ``-fsanitize=address,undefined
--fno-sanitize-recover=all -g``. Other ``runtime/host/*.c`` files are linked into both outputs.
+-fno-sanitize-recover=all -g``. Other ``runtime/host/*.c`` files are linked into the library too.
 The runtime's own tests depend on exactly these paths.
 """
 
@@ -36,7 +35,6 @@ from tigris_tool.state import BuildState, state_of  # noqa: E402
 
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-fno-omit-frame-pointer"]
 SHIM = "tigris_host.c"
-DRIVER = "tgr_run.c"
 NEEDS = "plan_needs.c"
 
 
@@ -58,7 +56,7 @@ def tigris_host(env, sanitize: bool = False, alias: str | None = None):
 
 
 def _host_outputs(env, outdir, sanitize: bool) -> list:
-    """The library (and the driver, when its source exists) built into ``outdir``."""
+    """The host library built into ``outdir``."""
     runtime = runtime_dir(env)
     host = _host_env(env, int(env.subst("$TIGRISBUILD_HOST_TENSOR_ALIGN")))
     if sanitize:
@@ -73,7 +71,7 @@ def _host_outputs(env, outdir, sanitize: bool) -> list:
 
     core = runtime_tree.sources(runtime)
     host_dir = runtime / "host"
-    common = sorted(p for p in host_dir.glob("*.c") if p.name not in (SHIM, DRIVER, NEEDS))
+    common = sorted(p for p in host_dir.glob("*.c") if p.name not in (SHIM, NEEDS))
     shared_objs = objects(core + common)
     if core:
         shared_objs += objects(full_built_in(host, outdir.Dir("gen")))
@@ -84,8 +82,6 @@ def _host_outputs(env, outdir, sanitize: bool) -> list:
     else:
         nodes += missing(host, outdir.File("libtigris_host.so"), f"cannot build the host library yet: "
                          f"{host_dir / SHIM} or the runtime sources in {runtime_tree.source_root(runtime)} are missing")
-    if (host_dir / DRIVER).is_file() and core:
-        nodes += host.Program(outdir.File("tgr_run"), shared_objs + objects([host_dir / DRIVER]))
     return nodes
 
 

@@ -45,7 +45,7 @@ class BuildState:
     printed_tables: set[str] = field(default_factory=set)  # stamps whose budget table was printed
     runtime_libraries: dict[str, tuple[list, list]] = field(default_factory=dict)  # folder|cross -> (lib, objects)
     guards: dict[str, Any] = field(default_factory=dict)  # guard file -> its always-failing node
-    host_outputs: dict[str, list] = field(default_factory=dict)  # host output folder -> library (+ driver)
+    host_outputs: dict[str, list] = field(default_factory=dict)  # host output folder -> its library node
     full_units: dict[str, list] = field(default_factory=dict)  # folder -> the full runtime's generated units
     needs_tools: dict[int, Any] = field(default_factory=dict)  # tensor alignment -> tgr_plan_needs
     sweeps: list[Sweep] = field(default_factory=list)

@@ -1,7 +1,8 @@
 /*
  * Execution paths (docs/execution.md#execution-paths): how one execution unit (a stage, or a
- * whole chain) runs. path_select.c picks the path, path_normal.c, path_tiles.c, path_rows.c and
- * path_by_input.c run them on what path_common.c shares, and executor.c drives the stages.
+ * whole chain) runs. path_select.c picks the path, path_normal.c, path_tiles.c, path_rows.c,
+ * path_by_input.c and path_control.c (If/While stages) run them on what path_common.c shares,
+ * state_copies.c moves state variables in and out, and executor.c drives the stages.
  */
 #ifndef TGR_EXEC_H
 #define TGR_EXEC_H

@@ -26,8 +26,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, in_ci, require_tool
 
+from tests.support import REPO, in_ci, require_tool
+from tigris_scons import builtin, runtime_tree
 from tigris_scons import firmware as fw
 from tigris_scons.checks import firmware_name, summarize_outputs
 from tigris_scons.errors import TigrisError
@@ -36,7 +37,6 @@ from tigris_scons.plan import read_plan
 from tigris_scons.qemu import exit_meaning, qemu_command
 from tigris_scons.reference import bundled_runtime_available, compute_reference
 from tigris_scons.runlog import parse_run_log
-from tigris_scons import builtin, runtime_tree
 
 TEMPLATES = REPO / "firmware_templates"
 RUNTIME_INCLUDE = REPO / "runtime" / "include"
@@ -203,6 +203,7 @@ def build_firmware(work: Path, context: dict, *, runtime: list[Path] | None = No
 STRICT_VARIANTS = ((), ("-Os", "-std=c11", "-pedantic"), ("-O2", "-std=c99", "-pedantic"))
 
 
+@pytest.mark.cross
 @pytest.mark.parametrize("strict", STRICT_VARIANTS, ids=["build", "Os-c11-pedantic", "O2-c99-pedantic"])
 def test_all_sources_compile_with_werror(tmp_path: Path, strict: tuple[str, ...]) -> None:
     for i, ctx in enumerate((_ctx(), _ctx(slow_in_ddr=True, fast_arena_bytes=0,
@@ -243,6 +244,7 @@ def _symbol(elf: Path, name: str) -> tuple[int, bytes | None]:
         return sym["st_size"], section.data()[base:base + sym["st_size"]]
 
 
+@pytest.mark.cross
 def test_linked_layout(tmp_path: Path) -> None:
     elf = build_firmware(tmp_path / "onchip", _ctx())
     sections, symbols, segments = _elf_layout(elf)
@@ -273,6 +275,7 @@ def test_linked_layout(tmp_path: Path) -> None:
     assert ".arena_slow" not in sections or sections[".arena_slow"][1] == 0
 
 
+@pytest.mark.cross
 def test_workspace_bytes_matches_header_macro(tmp_path: Path) -> None:
     """The firmware's workspace is TGR_WORKSPACE_BYTES(workspace_tensors) as tgr.h computes it for
     the target (4-byte pointers), whatever the formula in tgr.h is today."""
@@ -289,6 +292,7 @@ def test_workspace_bytes_matches_header_macro(tmp_path: Path) -> None:
         assert size == (expected[n] + 3) // 4 * 4, (n, size, expected[n])
 
 
+@pytest.mark.cross
 def test_plan_window_and_stack_overrides(tmp_path: Path) -> None:
     elf = build_firmware(tmp_path, _ctx(plan_window_bytes=MIB), link_extra=(
         f"-Wl,--defsym=__plan_window_size={MIB}", "-Wl,--defsym=__stack_size=32768"))
@@ -298,6 +302,7 @@ def test_plan_window_and_stack_overrides(tmp_path: Path) -> None:
     assert symbols["__stack_limit"] == 0x20080000 - 32768
 
 
+@pytest.mark.cross
 def test_dtcm_overflow_is_a_link_error(tmp_path: Path) -> None:
     main_c = tmp_path / "main.c"
     main_c.write_text(render(_ctx(fast_arena_bytes=500 * 1024)))
@@ -326,6 +331,7 @@ def bare_firmware(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_firmware(tmp_path_factory.mktemp("bare"), _ctx())
 
 
+@pytest.mark.qemu
 def test_no_plan_exits_2(bare_firmware: Path) -> None:
     rc, out, err = run_qemu(bare_firmware, None)
     assert rc == 2 and exit_meaning(rc).startswith("bad plan")
@@ -335,6 +341,7 @@ def test_no_plan_exits_2(bare_firmware: Path) -> None:
     assert not parse_run_log(out).complete
 
 
+@pytest.mark.qemu
 def test_plan_larger_than_window_exits_2(bare_firmware: Path, tmp_path: Path) -> None:
     header = struct.pack("<4sIII", b"TGRS", 9, 32 * MIB, 48) + bytes(32)
     plan = tmp_path / "huge.tgrs"
@@ -344,6 +351,7 @@ def test_plan_larger_than_window_exits_2(bare_firmware: Path, tmp_path: Path) ->
     assert "ERROR plan too large: file_size=33554432 bytes, window=16777216 bytes" in out
 
 
+@pytest.mark.qemu
 def test_window_mismatch_exits_2(tmp_path: Path) -> None:
     elf = build_firmware(tmp_path, _ctx(plan_window_bytes=MIB))  # linked with the default 16 MiB
     rc, out, _ = run_qemu(elf, None)
@@ -351,6 +359,7 @@ def test_window_mismatch_exits_2(tmp_path: Path) -> None:
     assert "ERROR plan window mismatch" in out
 
 
+@pytest.mark.qemu
 @pytest.mark.parametrize("which, code, pattern", [
     (1, 3, r"HARDFAULT pc=0x[0-9a-f]{8} lr=0x[0-9a-f]{8} xpsr=0x[0-9a-f]{8} cfsr=0x00008200 "
            r"hfsr=0x40000000 bfar=0xf0000000 mmfar=0x[0-9a-f]{8}"),
@@ -369,6 +378,7 @@ def test_selftest_exit_paths(tmp_path: Path, which: int, code: int, pattern: str
     assert not parse_run_log(out).complete
 
 
+@pytest.mark.qemu
 def test_systick_work_counter_across_wraps(tmp_path: Path) -> None:
     """The 24-bit SysTick counter extended by counted wraps never goes backwards or jumps.
 
@@ -451,6 +461,7 @@ def _context(plan: Path, fast: int | None, slow: int, slow_in_ddr: bool) -> dict
     return fw.template_context(params, read_plan(plan))
 
 
+@pytest.mark.qemu
 @pytest.mark.parametrize("kind, slow_in_ddr", [("int8", False), ("float", True)])
 def test_ds_cnn_matches_host_runtime(tmp_path: Path, runtime_objects: list[Path],
                                      ds_cnn_plans: dict[str, Path], kind: str,
@@ -483,6 +494,7 @@ def test_ds_cnn_matches_host_runtime(tmp_path: Path, runtime_objects: list[Path]
     assert log.work["clock"] == "32MHz-virtual" and log.work_ticks() > 0
 
 
+@pytest.mark.qemu
 def test_small_arenas_fail_cleanly(tmp_path: Path, runtime_objects: list[Path],
                                    ds_cnn_plans: dict[str, Path]) -> None:
     plan = ds_cnn_plans["int8"]

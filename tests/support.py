@@ -22,7 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -104,6 +104,31 @@ def locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of this run that every pytest-xdist worker shares: the parent of the
+    workers' own ones (the run's own one without xdist). pytest removes it with the run's others."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def shared_dir(path: Path, make: Callable[[Path], object]) -> Path:
+    """Folder ``path``, filled once per run by ``make(folder)`` in whichever worker asks first.
+
+    Session fixtures run once per pytest-xdist worker; what they build (models, plans) can be
+    built once for all of them: under a lock, into a scratch folder renamed into place, so the
+    other workers wait and then reuse it, and a failed ``make`` leaves nothing half-made behind.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path.with_name(path.name + ".lock")):
+        if not path.is_dir():
+            scratch = path.with_name(path.name + ".part")
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.mkdir()
+            make(scratch)
+            scratch.rename(path)
+    return path
 
 
 _HOST_FAILURES: dict[bool, str] = {}  # pytest does not cache a failing fixture: build once, fail fast after

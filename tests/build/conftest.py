@@ -1,7 +1,7 @@
 """Fixtures for the build-system tests: real plans, a real Cortex-M55 ELF, the session's SCons cache.
 
-Session fixtures run once per pytest-xdist worker; the plans here take seconds, so each worker
-compiles its own rather than waiting on another's.
+Session fixtures run once per pytest-xdist worker: the models and plans here are built once per
+run in a folder all workers share (``tests.support.shared_dir``); the ELF, one gcc call, per worker.
 """
 
 from __future__ import annotations
@@ -9,33 +9,42 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.build.build_helpers import ELF_C, ELF_LD, TINY_BUILDER, Scons, tigris_compile
-from tests.support import REPO, require_tool
+from tests.support import REPO, require_tool, run_dir, shared_dir
+
+
+def _model_and_plan(builder: Path, name: str, budget: str) -> Callable[[Path], None]:
+    """``make`` for ``shared_dir``: ``<name>.onnx`` from ``builder`` and ``<name>.tgrs`` at ``budget``."""
+
+    def make(folder: Path) -> None:
+        onnx_path = folder / f"{name}.onnx"
+        subprocess.run([sys.executable, str(builder), "-o", str(onnx_path)], check=True, capture_output=True)
+        tigris_compile(onnx_path, folder / f"{name}.tgrs", budget)
+
+    return make
 
 
 @pytest.fixture(scope="session")
-def tiny_onnx(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("tiny") / "tiny.onnx"
-    subprocess.run([sys.executable, str(TINY_BUILDER), "-o", str(out)], check=True, capture_output=True)
-    return out
+def tiny_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model (``tiny.tgrs`` at 2K beside it), built once per run for every worker."""
+    return shared_dir(run_dir(tmp_path_factory) / "tiny", _model_and_plan(TINY_BUILDER, "tiny", "2K")) / "tiny.onnx"
 
 
 @pytest.fixture(scope="session")
-def tiny_plan(tiny_onnx) -> Path:
-    return tigris_compile(tiny_onnx, tiny_onnx.with_suffix(".tgrs"), "2K")
+def tiny_plan(tiny_onnx: Path) -> Path:
+    return tiny_onnx.with_suffix(".tgrs")
 
 
 @pytest.fixture(scope="session")
-def ds_cnn_plan(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("ds_cnn")
-    onnx_path = folder / "ds_cnn.onnx"
-    subprocess.run([sys.executable, str(REPO / "models/ds_cnn/build.py"), "-o", str(onnx_path)],
-                   check=True, capture_output=True)
-    return tigris_compile(onnx_path, folder / "ds_cnn.tgrs", "20K")
+def ds_cnn_plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """DS-CNN at 20K (``ds_cnn.onnx`` beside it), built once per run for every worker."""
+    builder = REPO / "models/ds_cnn/build.py"
+    return shared_dir(run_dir(tmp_path_factory) / "ds_cnn", _model_and_plan(builder, "ds_cnn", "20K")) / "ds_cnn.tgrs"
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +69,5 @@ def scons_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     entry from an earlier run is only ever reused for identical inputs).
     """
     override = os.environ.get("TGR_TEST_SCONS_CACHE")
-    base = tmp_path_factory.getbasetemp()
-    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    Scons.cache_dir = Path(override).resolve() if override else session / "scons-cache"
+    Scons.cache_dir = Path(override).resolve() if override else run_dir(tmp_path_factory) / "scons-cache"
     return Scons.cache_dir

@@ -8,7 +8,7 @@
   ``LD_PRELOAD`` (test_sanitizers.py does that), so the fixture fails early with the recipe when
   they are missing instead of letting ctypes die with an obscure loader error.
 * ``plan_cache``: builds each ``.onnx`` once and compiles each (model, budget, flags) once per
-  session into a ``tmp_path_factory`` directory. Compiling is most of this folder's run time.
+  run, in a folder every pytest-xdist worker shares. Compiling is most of this folder's run time.
 * ``n_inputs``: random inputs per differential comparison: 10, or ``$TGR_TEST_INPUTS``.
 * ``$TGR_TEST_PLAN_CACHE``: a plan cache directory to reuse (set by test_sanitizers.py).
 """
@@ -24,7 +24,7 @@ import pytest
 
 from tests.opmodels import CASES, OpCase, compile_plan
 from tests.opmodels.cases import unary
-from tests.support import host_library
+from tests.support import host_library, run_dir, shared_dir
 
 #: single-op models of our own, used like ``opmodels.CASES`` (which another folder owns):
 #: operators our runtime refuses on purpose, to keep the refusal path under test.
@@ -62,40 +62,33 @@ def _slug(text: str) -> str:
 
 
 class PlanCache:
-    """Build every model once and compile every (model, budget, extra args) once per session.
+    """Build every model once and compile every (model, budget, extra args) once per run.
 
-    With ``reuse=True`` files already in ``root`` (from an earlier run of the same code) are
-    taken as they are: test_sanitizers.py hands its own session's cache directory to the
-    sanitized child run (``$TGR_TEST_PLAN_CACHE``) so the same plans are not compiled twice.
+    Each model and plan is a folder under ``root`` made by ``tests.support.shared_dir``: the
+    pytest-xdist workers of a run share ``root`` (``run_dir``), so whichever worker needs a plan
+    first compiles it and the others reuse it. test_sanitizers.py hands ``root`` to its sanitized
+    child run (``$TGR_TEST_PLAN_CACHE``), which reuses the plans this run compiled the same way. A folder that
+    already holds a model or plan (e.g. a reused ``make_corpus.py --work``) is taken as it is.
     """
 
-    def __init__(self, root: Path, reuse: bool = False) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        self.reuse = reuse
         self._models: dict[str, Path] = {}
         self._plans: dict[tuple[str, str, tuple[str, ...]], Path] = {}
 
     def model(self, name: str, build: Callable[[Path], Path]) -> Path:
-        """``build(dir) -> .onnx path``, run once per ``name``."""
+        """``build(dir)`` writes the model's one ``.onnx`` into ``dir``; run once per ``name``."""
         if name not in self._models:
-            out_dir = self.root / "models" / _slug(name)
-            existing = sorted(out_dir.glob("*.onnx")) if self.reuse else []
-            if len(existing) == 1:
-                self._models[name] = existing[0]
-            else:
-                out_dir.mkdir(parents=True, exist_ok=True)
-                self._models[name] = Path(build(out_dir))
+            (self._models[name],) = shared_dir(self.root / "models" / _slug(name), build).glob("*.onnx")
         return self._models[name]
 
     def plan(self, name: str, build: Callable[[Path], Path], budget: str,
              extra_args: Sequence[str] = ()) -> Path:
         key = (name, budget, tuple(extra_args))
         if key not in self._plans:
-            out = self.root / "plans" / _slug("_".join([name, budget, *extra_args])) / "plan.tgrs"
-            if self.reuse and out.is_file():
-                self._plans[key] = out
-            else:
-                self._plans[key] = compile_plan(self.model(name, build), budget, out, extra_args)
+            folder = shared_dir(self.root / "plans" / _slug("_".join([name, budget, *extra_args])),
+                                lambda d: compile_plan(self.model(name, build), budget, d / "plan.tgrs", extra_args))
+            self._plans[key] = folder / "plan.tgrs"
         return self._plans[key]
 
     # ---- the models the runtime tests use
@@ -114,6 +107,4 @@ class PlanCache:
 @pytest.fixture(scope="session")
 def plan_cache(tmp_path_factory: pytest.TempPathFactory) -> PlanCache:
     shared = os.environ.get("TGR_TEST_PLAN_CACHE")
-    if shared:
-        return PlanCache(Path(shared), reuse=True)
-    return PlanCache(tmp_path_factory.mktemp("runtime_plans"))
+    return PlanCache(Path(shared) if shared else run_dir(tmp_path_factory) / "runtime_plans")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import REPO, in_ci, require_tool
+from tests.support import REPO, require_tool, skip_or_fail
 from tigris_scons import builtin, runtime_tree
 from tigris_scons import firmware as fw
 from tigris_scons.checks import firmware_name, summarize_outputs
@@ -449,10 +449,7 @@ def ds_cnn_plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _reference(plan: Path) -> dict:
     if not bundled_runtime_available():
-        message = "tigris-ml has no bundled host runtime on this platform"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail("tigris-ml has no bundled host runtime on this platform")
     return compute_reference(plan, DEFAULT_SEED)
 
 

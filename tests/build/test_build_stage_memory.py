@@ -24,17 +24,11 @@ from pathlib import Path
 import pytest
 
 from tests.build.build_helpers import Scons
-from tests.support import REPO, in_ci, require_tool
+from tests.support import REPO, require_tool, skip_or_fail
 
 pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 DS_CNN = ("model=ds_cnn", "budget=4K", "region_isram=32K")  # the declared 4K ISRAM budget is for 20K
-
-
-def _skip_or_fail(message: str) -> None:
-    if in_ci():
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +38,7 @@ def _tools():
     from tigris_scons.reference import bundled_runtime_available
 
     if not bundled_runtime_available():
-        _skip_or_fail("tigris-ml has no bundled host runtime on this platform (the reference)")
+        skip_or_fail("tigris-ml has no bundled host runtime on this platform (the reference)")
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +142,7 @@ def test_control_flow_and_state_units_match_the_reference(build32: Path, tmp_pat
 
     ops = sdist_ops_dir()
     if ops is None:
-        _skip_or_fail("tigris-ml 0.12.1 sdist fixtures unavailable (pip download failed?)")
+        skip_or_fail("tigris-ml 0.12.1 sdist fixtures unavailable (pip download failed?)")
     plans = [compile_model(ops / f"{n}.tflite", tmp_path / f"{n}.tgrs") for n in ("if_conv", "while_conv", "lstm")]
     plans += [compile_model(ops / f"{n}.tflite", tmp_path / f"{n}_small.tgrs", str(read_plan(plans[i]).peak // 4))
               for i, n in enumerate(("if_conv", "while_conv"))]

@@ -116,11 +116,19 @@ def _between(lines: list[str], first: Callable[[str], bool], last: Callable[[str
 
 
 def run_example(out: Output) -> str:
-    """``scons model=X run``: the firmware's lines and the final budget table (the compile lines and
-    the static table before them are left out)."""
-    body = _between(out.lines(), lambda s: s.startswith("BENCH_START"), lambda s: s.startswith("result:"),
-                    "firmware transcript followed by a final table")
-    return "\n".join([f"$ {out.command}", ELLIPSIS, *body]) + "\n"
+    """``scons model=X run``: the firmware's transcript and the final budget table.
+
+    Left out: the compile lines and the static table before the run, and the progress lines
+    (``CHECK ...``, ``REFERENCE ...``) whose place among the others follows SCons's job order.
+    """
+    lines = out.lines()
+    transcript = _between(lines, lambda s: s.startswith("BENCH_START"), lambda s: s.startswith("BENCH_END"),
+                          "firmware transcript")
+    last_table = max((i for i, s in enumerate(lines) if s.startswith("tigris budget:")), default=None)
+    if last_table is None:
+        raise ExampleError("the output has no budget table")
+    table = _between(lines[last_table:], lambda s: True, lambda s: s.startswith("result:"), "final budget table")
+    return "\n".join([f"$ {out.command}", ELLIPSIS, *transcript, *table]) + "\n"
 
 
 def work_example(out: Output) -> str:

@@ -22,6 +22,8 @@ QEMU build/ds_cnn/ds_cnn.elf
 BENCH_START ds_cnn @ Cortex-M55 (QEMU mps3-an547)
 WORK systick_ticks=330337 clock=32MHz-virtual
 BENCH_END status=ok
+REFERENCE build/ds_cnn/ds_cnn.ref.json
+CHECK build/ds_cnn/ds_cnn.check.ok
 tigris budget: ds_cnn  (run)
 DTCM           1,336 B  22,136 B  28.0 KiB   512.0 KiB   81.9%  [========  ]  ok
 work: 330,337 SysTick ticks @ 32MHz-virtual ~ 10,323,031 guest instructions (-icount shift=0)
@@ -60,6 +62,7 @@ def test_the_run_example_starts_at_the_firmware_and_names_the_build_folder_build
     assert text.splitlines()[:3] == ["$ scons model=ds_cnn run", "...", "BENCH_START ds_cnn @ Cortex-M55 (QEMU mps3-an547)"]
     assert text.splitlines()[-1] == "result: ok (ds_cnn)"
     assert "(0.16 s)" not in text and str(tmp_path) not in text
+    assert "REFERENCE" not in text and "CHECK" not in text  # their place follows the job order
     assert ex.produce("ds-cnn-work").startswith("work: 330,337 SysTick ticks")
 
 

@@ -8,6 +8,7 @@ the pure modules sit inside the actions so ``scons -h`` and host-only builds loa
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import time
@@ -62,6 +63,24 @@ def compile_plan(target, source, env):
         raise TigrisError(f"tigris compile refused {src}: {detail}")
 
 
+def _run_just_built(cmd: list[str], attempts: int = 8) -> subprocess.CompletedProcess:
+    """Run an executable this build has just linked or taken from the cache, retrying ``ETXTBSY``.
+
+    Why: while SCons writes the file in one job, another job may fork a child that inherits the
+    open write descriptor until it execs; for that moment exec of the new file fails with "Text
+    file busy" (seen with ``cache_dir=`` and ``-j2``). The race lasts microseconds, so a few short
+    waits end it; any other failure is raised at once.
+    """
+    for attempt in range(attempts - 1):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, check=False)
+        except OSError as exc:
+            if exc.errno != errno.ETXTBSY:
+                raise
+            time.sleep(0.01 * 2 ** attempt)
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+
 @action
 def plan_needs(target, source, env):
     """``tgr_plan_needs PLAN FAST SLOW|auto``: what a firmware with these arenas links, and the
@@ -73,7 +92,7 @@ def plan_needs(target, source, env):
     plan = source[1].get_abspath()
     cmd = [source[0].get_abspath(), plan,
            *needs_arguments(arenas["fast"], arenas["slow"], read_plan(plan), arenas["align"])]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = _run_just_built(cmd)
     if proc.returncode not in (0, 1):
         raise TigrisError(f"{' '.join(cmd)} failed ({proc.returncode}): {tail(proc.stderr or proc.stdout)}")
     Path(target[0].get_abspath()).write_text(proc.stdout, encoding="utf-8")

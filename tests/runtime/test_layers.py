@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from . import layers
+from tests.runtime import layers
+from tests.support import REPO, require_tool
 from tigris_scons import builtin, runtime_tree
 
-REPO = Path(__file__).resolve().parents[2]
 RUNTIME = REPO / "runtime"
 SHIM = RUNTIME / "host" / "tigris_host.c"
 
@@ -44,8 +44,6 @@ def _cycles(edges: list[layers.Edge]) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def nm() -> str:
-    from conftest import require_tool  # tests/conftest.py
-
     return require_tool("nm")
 
 
@@ -65,8 +63,6 @@ def unit_symbols(our_library: Path, nm: str) -> dict[str, tuple[set[str], set[st
 
 def _probe(tmp_path: Path, nm: str, layer: str, name: str, code: str) -> tuple[str, tuple[set[str], set[str]]]:
     """Compile a unit that does not exist in the tree, as if it were ``<layer>/<name>.c``."""
-    from conftest import require_tool
-
     source = tmp_path / f"{name}.c"
     source.write_text(code)
     obj = tmp_path / f"{name}.o"

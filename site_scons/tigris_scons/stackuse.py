@@ -37,21 +37,15 @@ function, instead of being guessed.
 from __future__ import annotations
 
 import re
-import struct
-import subprocess
 from bisect import bisect_right
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
-from elftools.elf.relocation import RelocationSection
-
-from .errors import TigrisError
+from .armcode import (BRANCH_FUTURE, CALL, JUMP, LABELLED, REG_BRANCH, TARGET, Function, StackError,
+                      disassemble, read_elf, sp_push, writes_pc)
 
 #: Armv8-M extended exception frame: r0-r3, r12, lr, pc, xPSR, s0-s15, FPSCR, VPR = 26 words.
 #: Lazy FP stacking reserves the FP part even when the FP registers are not saved.
@@ -66,23 +60,7 @@ EXCEPTION_ENTRY_BYTES = EXCEPTION_FRAME_BYTES + EXCEPTION_ALIGN_PAD
 #: level, which the analysis does not model) costs another entry plus a small fault handler.
 STACK_MARGIN_BYTES = 2 * EXCEPTION_ENTRY_BYTES
 
-#: R_ARM_ABS32, R_ARM_TARGET1 (.init_array), R_ARM_ABS32_NOI: an absolute address in place.
-_ABSOLUTE_RELOCS = (2, 38, 55)
-_COND = r"(?:eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)?"
-_CALL = re.compile(rf"bl{_COND}(?:\.[nw])?")
-_JUMP = re.compile(rf"(?:b{_COND}|cbn?z|le|letp|wls|wlstp)(?:\.[nw])?")
-_REG_BRANCH = re.compile(rf"(bl?x)(?:ns)?{_COND}")
-_BRANCH_FUTURE = re.compile(r"bf(?:l|x|lx|csel)?")
-_LABELLED = re.compile(r"\b([0-9a-f]+) <[^>]*>")  # "540c <fn+0x518>": an address objdump resolved
-_TARGET = re.compile(r"(?:^|[\s,])([0-9a-f]+)(?: <[^>]*>)?$")
-_INSN = re.compile(r"\s*([0-9a-f]+):\t(\S+)(?:\t(.*))?")
 _SU_LINE = re.compile(r"(.*?):(\d+):(\d+):(.+)\t(\d+)\t(static|dynamic|dynamic,bounded)")
-_SP_WRITEBACK = re.compile(r"\[sp(?:, #(-?\d+))?\](!?)(?:, #(-?\d+))?")
-_READS_FIRST = re.compile(r"(?:cmp|cmn|tst|teq|str|stm|vstr|vstm|pld|pli)")  # first operand is read
-
-
-class StackError(TigrisError):
-    """The stack cannot be bounded soundly; the message names the function and the cause."""
 
 
 @dataclass(frozen=True)
@@ -118,18 +96,6 @@ class StackReport:
         return asdict(self) | {"exception_entry_bytes": EXCEPTION_ENTRY_BYTES}
 
 
-@dataclass
-class _Function:
-    end: int
-    symbols: list[tuple[str, str | None]]  # (name, STT_FILE basename if local), preferred first
-    su: list[SuEntry] = field(default_factory=list)
-    insns: list[tuple[int, str, str]] = field(default_factory=list)  # (address, mnemonic, operands)
-
-    @property
-    def name(self) -> str:
-        return self.symbols[0][0]
-
-
 def read_su(path: str | Path) -> list[SuEntry]:
     """Parse a ``.su`` file; a malformed line is an error, not a silently missing frame."""
     try:
@@ -163,9 +129,9 @@ class _Graph:
 
     def __init__(self, elf: Path, objdump: str, bounds: dict[str, int], trusted: set[str]) -> None:
         self.bounds, self.trusted = bounds, trusted
-        self.funcs, words, vectors = _read_elf(elf)
+        self.funcs, words, vectors = read_elf(elf)
         self.starts = sorted(self.funcs)
-        for insn in _disassemble(objdump, elf):
+        for insn in disassemble(objdump, elf):
             i = bisect_right(self.starts, insn[0]) - 1
             if i >= 0 and insn[0] < self.funcs[self.starts[i]].end:
                 self.funcs[self.starts[i]].insns.append(insn)
@@ -218,7 +184,7 @@ class _Graph:
             self._frames[addr] = self._frame(addr, self.funcs[addr])
         return self._frames[addr]
 
-    def _frame(self, addr: int, fn: _Function) -> FunctionFrame:
+    def _frame(self, addr: int, fn: Function) -> FunctionFrame:
         origins = sorted({f"{e.path}:{e.line}" for e in fn.su})
         if len(origins) > 1:
             raise StackError(f"{fn.name}: .su entries of different functions match it ({', '.join(origins)}); "
@@ -227,7 +193,7 @@ class _Graph:
             raise StackError(f"{fn.name}: dynamic stack use (VLA or alloca) without a bound ({origins[0]})")
         body, unbounded = 0, None
         for at, op, args in fn.insns:
-            pushed = _sp_push(op, args)
+            pushed = sp_push(op, args)
             body += pushed or 0
             unbounded = unbounded or (f"'{op} {args}' at 0x{at:x}" if pushed is None else None)
         exempt = addr == self.reset or any(e.kind == "dynamic,bounded" for e in fn.su) or \
@@ -243,33 +209,33 @@ class _Graph:
             self._callees[addr] = sorted(self._find_callees(addr, self.funcs[addr]))
         return self._callees[addr]
 
-    def _find_callees(self, start: int, fn: _Function) -> set[int]:
+    def _find_callees(self, start: int, fn: Function) -> set[int]:
         out, indirect = set(), False
         for at, op, args in fn.insns:
-            target = _TARGET.search(args)
-            reg_branch = _REG_BRANCH.fullmatch(op)
-            jump = _JUMP.fullmatch(op)
-            if _CALL.fullmatch(op) or (target and (reg_branch or jump)):
+            target = TARGET.search(args)
+            reg_branch = REG_BRANCH.fullmatch(op)
+            jump = JUMP.fullmatch(op)
+            if CALL.fullmatch(op) or (target and (reg_branch or jump)):
                 to = int(target[1], 16) if target else -1
                 # A branch inside the function is control flow; a call into its own body (not its
                 # entry) is a local subroutine, as in libgcc's soft-float assembly: its pushes are
                 # already in the body's sum, and the return address stays in lr.
                 if not (start <= to < fn.end and (jump or to != start)):
                     out.add(self._containing(to, f"{fn.name}: '{op} {args}' at 0x{at:x}"))
-            elif _BRANCH_FUTURE.fullmatch(op):
+            elif BRANCH_FUTURE.fullmatch(op):
                 # Armv8.1-M branch future (GCC emits BFCSEL for the cortex-m55 with MVE): BF and
                 # BFCSEL name a branch point in the function and a target, BFL a call, BFX/BFLX a
                 # register; a target outside the function is a call or a tail call.
                 if op in ("bfx", "bflx"):
                     indirect = True
-                for label in _LABELLED.finditer(args):
+                for label in LABELLED.finditer(args):
                     to = int(label[1], 16)
                     if op == "bfl" or not start <= to < fn.end:
                         out.add(self._containing(to, f"{fn.name}: '{op} {args}' at 0x{at:x}"))
             elif reg_branch:
                 indirect |= reg_branch[1] == "blx" or args != "lr"
             else:
-                indirect |= _writes_pc(op, args)
+                indirect |= writes_pc(op, args)
         return out | self.taken if indirect else out
 
     def _containing(self, addr: int, what: str) -> int:
@@ -348,112 +314,6 @@ class _Graph:
 def _su_names(name: str) -> set[str]:
     """``.su`` spellings of an ELF function name (gcc drops a clone's number: foo.constprop.0)."""
     return {name, re.sub(r"\.\d+$", "", name)}
-
-
-def _sp_push(op: str, args: str) -> int | None:
-    """Bytes the instruction moves sp down (0 for releases and reads); None if not a constant."""
-    base = re.sub(r"\.(?:n|w|32|64)$", "", op)
-    first = args.split(",", 1)[0].strip()
-    if base in ("push", "vpush") or (base in ("stmdb", "stmfd", "vstmdb", "vstmfd") and first == "sp!"):
-        return _list_bytes(args)
-    if first == "sp!":  # ldmia/vldmia sp! (pop) release; any other writeback is unexpected
-        return 0 if base.startswith(("ldm", "vldm")) else None
-    if base.startswith("msr") and first in ("msp", "psp", "msp_ns", "psp_ns"):
-        return None
-    writeback = _SP_WRITEBACK.search(args)
-    if writeback and (writeback[2] or writeback[3]):
-        return max(0, -int(writeback[1] if writeback[2] else writeback[3]))
-    if first != "sp" or _READS_FIRST.match(base):
-        return 0
-    imm = re.fullmatch(r"sp, (?:sp, )?#(-?\d+)", args)
-    if imm and re.fullmatch(rf"(?:sub|add)s?w?{_COND}", base):
-        return max(0, -int(imm[1]) if base.startswith("add") else int(imm[1]))
-    return None
-
-
-def _list_bytes(args: str) -> int:
-    """Size of a register list such as ``{r4, r5, lr}`` or ``{d8-d11}`` (d: 8 bytes, others 4)."""
-    total = 0
-    for item in args[args.index("{") + 1:args.index("}")].split(","):
-        low, _, high = item.strip().partition("-")
-        total += (int(high[1:]) - int(low[1:]) + 1 if high else 1) * (8 if low[0] == "d" else 4)
-    return total
-
-
-def _writes_pc(op: str, args: str) -> bool:
-    """An indirect jump: pc loaded from a register or memory, other than the usual returns."""
-    first, _, rest = args.partition(",")
-    if "{" in args and re.search(r"\bpc\b", args[args.index("{"):]):
-        return not (op.startswith("pop") or first.strip() == "sp!")
-    return first.strip() == "pc" and not _READS_FIRST.match(op) and rest.strip() not in ("lr", "[sp], #4")
-
-
-def _disassemble(objdump: str, elf: Path) -> list[tuple[int, str, str]]:
-    """(address, mnemonic, operands) of every instruction, lower case, comments dropped."""
-    try:
-        proc = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(elf)], capture_output=True, text=True,
-                              check=True)
-    except FileNotFoundError:
-        raise StackError(f"{objdump} not found (needed to disassemble {elf})") from None
-    except subprocess.CalledProcessError as err:
-        raise StackError(f"{objdump} failed on {elf}: {err.stderr.strip()}") from None
-    insns = []
-    for line in proc.stdout.splitlines():
-        m = _INSN.fullmatch(line)
-        if m and not m[2].startswith("."):  # .word/.short: data in code
-            insns.append((int(m[1], 16), m[2].lower(), re.sub(r"\s*@.*", "", m[3] or "").strip().lower()))
-    return insns
-
-
-def _read_elf(path: Path) -> tuple[dict[int, _Function], set[int], list[int]]:
-    """Functions by address, the data words that may be code pointers, and the vector table."""
-    try:
-        with path.open("rb") as handle:
-            elf = ELFFile(handle)
-            if elf["e_machine"] != "EM_ARM":
-                raise StackError(f"{path}: not an Arm ELF ({elf['e_machine']})")
-            symtab = elf.get_section_by_name(".symtab")
-            if symtab is None:
-                raise StackError(f"{path}: no symbol table (stripped?)")
-            sections = [(s["sh_addr"], s.data()) for s in elf.iter_sections()
-                        if s["sh_flags"] & SH_FLAGS.SHF_ALLOC and s["sh_type"] == "SHT_PROGBITS"]
-            kept = [s for s in elf.iter_sections() if isinstance(s, RelocationSection)
-                    and elf.get_section(s["sh_info"])["sh_flags"] & SH_FLAGS.SHF_ALLOC]
-            relocated = {r["r_offset"] for s in kept for r in s.iter_relocations()
-                         if r["r_info_type"] in _ABSOLUTE_RELOCS} if kept else None
-            symbols, ranked, file = {}, defaultdict(list), None
-            for number, sym in enumerate(symtab.iter_symbols()):
-                kind, bind = sym["st_info"]["type"], sym["st_info"]["bind"]
-                file = Path(sym.name).name if kind == "STT_FILE" else file
-                symbols.setdefault(sym.name, sym["st_value"])
-                if kind == "STT_FUNC" and isinstance(sym["st_shndx"], int):
-                    rank = {"STB_GLOBAL": 0, "STB_WEAK": 1}.get(bind, 2)
-                    ranked[sym["st_value"] & ~1].append((rank, number, sym.name, file if rank == 2 else None,
-                                                         sym["st_size"]))
-    except OSError as exc:
-        raise StackError(f"{path}: cannot read ELF ({exc.strerror})") from None
-    except ELFError as exc:
-        raise StackError(f"{path}: not a readable ELF file ({exc})") from None
-    if "__vectors_start" not in symbols:
-        raise StackError(f"{path}: no __vectors_start symbol (the vector table)")
-    starts = sorted(ranked)
-    funcs = {}
-    for i, addr in enumerate(starts):  # an assembly function without .size runs to the next one
-        size = max(s[4] for s in ranked[addr]) or (starts[i + 1] - addr if i + 1 < len(starts) else 0)
-        funcs[addr] = _Function(addr + size, [(s[2], s[3]) for s in sorted(ranked[addr])])
-    vec_start = symbols["__vectors_start"]
-    vec_base, vec_data = next(((b, d) for b, d in sections if b <= vec_start < b + len(d)), (vec_start, b""))
-    vec_stop = symbols.get("__vectors_end", vec_base + len(vec_data))
-    table = vec_data[vec_start - vec_base:vec_stop - vec_base]
-    vectors = [w for (w,) in struct.iter_unpack("<I", table[:len(table) // 4 * 4])]
-    words = set()
-    for base, data in sections:
-        if relocated is None:  # without relocations every aligned word may be a pointer
-            spots = range(base + -base % 4, base + len(data) - 3, 4)
-        else:
-            spots = sorted(a for a in relocated if base <= a <= base + len(data) - 4)
-        words.update(struct.unpack_from("<I", data, a - base)[0] for a in spots if not vec_start <= a < vec_stop)
-    return funcs, words, vectors
 
 
 def reserve_for(worst_bytes: int) -> int:

@@ -2,7 +2,8 @@
 # Set up tigris-scons on Debian 12 and prove it works: `./setup.sh`.
 #
 #   1. installs the Debian packages that are missing (only those; --no-install-recommends);
-#   2. creates .venv from the pinned requirements.txt (re-installs only when it changes);
+#   2. creates .venv from the pinned requirements.txt (re-installs only when it changes) and puts
+#      the checkout's Python (site_scons/, the repository root) on its path with a .pth file;
 #   3. runs `scons model=ds_cnn run` (skip with --no-run).
 #
 # Idempotent: a second run installs nothing and only re-runs the model.
@@ -72,6 +73,13 @@ if [ "$want" != "$have" ]; then
 else
     say ".venv matches requirements.txt"
 fi
+
+# The checkout's own Python (site_scons/: tigris_scons, tigris_tool; the repository root: models,
+# bench, tests, docs) importable by name from every script run with .venv/bin/python, as
+# pytest.ini's pythonpath makes it for the tests: no script adds paths itself. Rewritten on every
+# run, so a moved checkout only needs ./setup.sh again.
+site_packages="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+printf '%s\n%s\n' "$PWD" "$PWD/site_scons" > "$site_packages/tigris-scons-checkout.pth"
 
 # --- 3. the proof -------------------------------------------------------------------------------
 if ((RUN)); then

@@ -23,11 +23,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
-    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
-from bench import kernel_work  # noqa: E402
-from tigris_scons.boards import BOARDS, DEFAULT_BOARD  # noqa: E402
+from bench import kernel_work
+from tigris_scons.boards import BOARDS, DEFAULT_BOARD
 
 
 def measure(build_dir: Path, model: str, machine: str) -> dict:

@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
-    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
-from tests.ops.models_activation import op_model, plan_of  # noqa: E402
+from tests.ops.models_activation import op_model, plan_of
 
 ROWS, WIDTH = 4096, 16
 INT32_MAX = (1 << 31) - 1

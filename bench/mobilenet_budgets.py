@@ -37,13 +37,11 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
-    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
-from tigris_scons.plan import read_plan  # noqa: E402
-from tigris_scons.qemu import WORK_NOTE  # noqa: E402
-from tigris_scons.runlog import parse_run_log  # noqa: E402
-from tigris_scons.units import parse_size  # noqa: E402
+from tigris_scons.plan import read_plan
+from tigris_scons.qemu import WORK_NOTE
+from tigris_scons.runlog import parse_run_log
+from tigris_scons.units import parse_size
 
 MODEL = "mobilenetv2_035"
 BUDGETS = ("64K", "96K", "128K", "192K", "256K")

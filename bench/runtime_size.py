@@ -22,10 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME = REPO / "runtime"
-if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
-    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
-from tigris_scons import runtime_tree  # noqa: E402
+from tigris_scons import runtime_tree
 
 FLAGS = ["-std=c99", "-mcpu=cortex-m55+nomve", "-mthumb", "-mfloat-abi=hard", "-ffunction-sections",
          "-fdata-sections", *(f"-I{d}" for d in runtime_tree.include_dirs(RUNTIME))]

@@ -264,8 +264,6 @@ def _scons(*args: str, expect: int | None = 0) -> subprocess.CompletedProcess:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Run as a script, outside pytest (whose pythonpath has it): the build's pure modules.
-    sys.path.insert(0, str(REPO / "site_scons"))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="rewrite the blocks instead of comparing them")
     parser.add_argument("names", nargs="*", help="only these examples (default: all)")

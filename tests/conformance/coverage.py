@@ -63,8 +63,6 @@ SRC = REPO / "runtime" / "src"
 OPS = SRC / "ops"
 EXEC = SRC / "exec"
 DOC = REPO / "docs" / "coverage.md"
-if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
-    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
 REGENERATE = ".venv/bin/python tests/conformance/coverage.py --write"
 

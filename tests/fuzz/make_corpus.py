@@ -33,8 +33,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
 REPO = TESTS.parent
-if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
-    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
 SDIST = "tigris_ml-0.12.1"
 

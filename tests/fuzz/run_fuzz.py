@@ -38,10 +38,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 BUILD = REPO / "build" / "fuzz"
-if not __package__:  # run as a script (see above), where pytest.ini's pythonpath is not in force
-    sys.path[:0] = [str(REPO), str(REPO / "site_scons")]
 
-from tigris_scons import builtin, runtime_tree  # noqa: E402
+from tigris_scons import builtin, runtime_tree
 
 TARGET = BUILD / "fuzz_plan"
 CORPUS = HERE / "corpus"

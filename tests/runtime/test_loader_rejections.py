@@ -34,12 +34,7 @@ from pathlib import Path
 
 import pytest
 
-if __name__ == "__main__" and not __package__:  # script mode (--reference-table), PEP 366: pytest.ini's
-    _REPO = Path(__file__).resolve().parents[2]  # pythonpath is not in force there
-    sys.path[:0] = [str(_REPO), str(_REPO / "site_scons")]
-    __package__ = "tests.runtime"
-
-from .plantools import (
+from tests.runtime.plantools import (
     SEC_OP_ATTRIBUTES,
     SEC_OPS,
     SEC_STAGES,
@@ -532,7 +527,7 @@ def test_mutation_ids_unique() -> None:
 def test_base_plan_runs_identically(base: str, base_view, our_library: Path, tmp_path: Path) -> None:
     """Every mutation starts from a plan our runtime accepts and runs exactly like the reference,
     so each refusal below is caused by the one field that was changed."""
-    from .oracle import assert_strict, compare
+    from tests.runtime.oracle import assert_strict, compare
 
     path = tmp_path / "plan.tgrs"
     path.write_bytes(base_view(base).data)
@@ -541,7 +536,7 @@ def test_base_plan_runs_identically(base: str, base_view, our_library: Path, tmp
 
 @pytest.mark.parametrize("m", MUTATIONS, ids=[m.id for m in MUTATIONS])
 def test_refused(m: Mutation, base_view, our_library: Path, probe: LoaderProbe, tmp_path: Path) -> None:
-    from .oracle import open_session
+    from tests.runtime.oracle import open_session
 
     view = base_view(m.base)
     data = m.mutate(view)
@@ -566,7 +561,7 @@ def test_refused(m: Mutation, base_view, our_library: Path, probe: LoaderProbe, 
 
 @pytest.mark.parametrize(("name", "base", "mutate"), ACCEPTED, ids=[a[0] for a in ACCEPTED])
 def test_accepted(name: str, base: str, mutate, base_view, our_library: Path, tmp_path: Path) -> None:
-    from .oracle import assert_strict, compare
+    from tests.runtime.oracle import assert_strict, compare
 
     view = base_view(base)
     data = mutate(view)
@@ -601,7 +596,7 @@ def _reference_table() -> str:
     import subprocess
     import tempfile
 
-    from .conftest import PlanCache
+    from tests.runtime.conftest import PlanCache
 
     env = {k: v for k, v in os.environ.items() if k != "TIGRIS_HOST_LIBRARY"}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])  # the child imports tests.opmodels

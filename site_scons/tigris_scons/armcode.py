@@ -98,11 +98,30 @@ def writes_pc(op: str, args: str) -> bool:
     return first.strip() == "pc" and not _READS_FIRST.match(op) and rest.strip() not in ("lr", "[sp], #4")
 
 
-def disassemble(objdump: str, elf: Path) -> list[tuple[int, str, str]]:
-    """(address, mnemonic, operands) of every instruction, lower case, comments dropped."""
+def has_mve(elf: Path) -> bool:
+    """Whether the ELF's build attributes say it holds Helium (M-profile vector) code."""
     try:
-        proc = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(elf)], capture_output=True, text=True,
-                              check=True)
+        with open(elf, "rb") as f:
+            attributes = ELFFile(f).get_section_by_name(".ARM.attributes")
+            if attributes is None:
+                return False
+            return any(a.tag == "TAG_MVE_ARCH" and a.value for sub in attributes.iter_subsections()
+                       for subsub in sub.iter_subsubsections() for a in subsub.iter_attributes())
+    except (OSError, ELFError):
+        return False
+
+
+def disassemble(objdump: str, elf: Path) -> list[tuple[int, str, str]]:
+    """(address, mnemonic, operands) of every instruction, lower case, comments dropped.
+
+    objdump 2.40 decodes Helium instructions only when told the architecture: without it, VCTP
+    reads as a branch-future BFCSEL to a nonsense target (an edge into whatever function is there)
+    and the vector loads as coprocessor ones, so an ELF with MVE code is disassembled as Armv8.1-M
+    mainline."""
+    machine = ["-m", "armv8.1-m.main"] if has_mve(elf) else []
+    try:
+        proc = subprocess.run([objdump, "-d", *machine, "--no-show-raw-insn", str(elf)], capture_output=True,
+                              text=True, check=True)
     except FileNotFoundError:
         raise StackError(f"{objdump} not found (needed to disassemble {elf})") from None
     except subprocess.CalledProcessError as err:

@@ -223,9 +223,10 @@ class _Graph:
                 if not (start <= to < fn.end and (jump or to != start)):
                     out.add(self._containing(to, f"{fn.name}: '{op} {args}' at 0x{at:x}"))
             elif BRANCH_FUTURE.fullmatch(op):
-                # Armv8.1-M branch future (GCC emits BFCSEL for the cortex-m55 with MVE): BF and
-                # BFCSEL name a branch point in the function and a target, BFL a call, BFX/BFLX a
-                # register; a target outside the function is a call or a tail call.
+                # Armv8.1-M branch future: BF and BFCSEL name a branch point in the function and a
+                # target, BFL a call, BFX/BFLX a register; a target outside the function is a call
+                # or a tail call. (GCC does not emit them; objdump reads Helium's VCTP as BFCSEL
+                # unless told the architecture, which armcode.disassemble does for MVE ELFs.)
                 if op in ("bfx", "bflx"):
                     indirect = True
                 for label in LABELLED.finditer(args):

@@ -84,16 +84,18 @@ def test_catalog_matches_the_compiled_runtime(full_library: ctypes.CDLL) -> None
 
 def test_a_plans_units_list_exactly_its_ops_and_paths() -> None:
     catalog = builtin.scan(RUNTIME)
-    conv, softmax, unknown = 1, 10, 250
-    softmax_float = next(c for c, m in catalog.methods.items() if m.name == "METHOD_SOFTMAX_FLOAT")
-    units = builtin.render(catalog, Needs({conv: "Conv", softmax: "Softmax", unknown: "?"}, {0: "normal", 5: "rows"},
-                                          lz4=False, slow_peak=0, methods={softmax_float: "softmax_float"}))
+    conv, softmax, transpose, unknown = 1, 10, 24, 250
+    method = {m.name: c for c, m in catalog.methods.items()}
+    softmax_float, conv_padded = method["METHOD_SOFTMAX_FLOAT"], method["METHOD_CONV_PADDED"]
+    units = builtin.render(catalog, Needs({conv: "Conv", softmax: "Softmax", transpose: "ConvTranspose", unknown: "?"},
+                                          {0: "normal", 5: "rows"}, lz4=False, slow_peak=0,
+                                          methods={softmax_float: "softmax_float", conv_padded: "conv_padded"}))
     ops = units["ops/ops_built_in.c"]
-    assert set(re.findall(r"tgr_run_(OP_\w+)\(p", ops)) == {catalog.ops[conv].name}
-    assert set(re.findall(r"tgr_run_(METHOD_\w+)\(p", ops)) == {"METHOD_SOFTMAX_FLOAT"}
-    assert f"tgr_built_in_methods = 0x{1 << softmax_float:x}u;" in ops
-    assert set(re.findall(r"tgr_check_(OP_\w+)\(p", ops)) == {catalog.ops[conv].name, catalog.ops[softmax].name}
-    assert set(re.findall(r"return tgr_band_problem_(OP_\w+)\(p", ops)) == {"OP_SOFTMAX"}  # Conv has no band rule
+    assert set(re.findall(r"tgr_run_(OP_\w+)\(p", ops)) == {catalog.ops[transpose].name}
+    assert set(re.findall(r"tgr_run_(METHOD_\w+)\(p", ops)) == {"METHOD_SOFTMAX_FLOAT", "METHOD_CONV_PADDED"}
+    assert f"tgr_built_in_methods = 0x{1 << softmax_float | 1 << conv_padded:x}u;" in ops
+    assert set(re.findall(r"tgr_check_(OP_\w+)\(p", ops)) == {catalog.ops[c].name for c in (conv, softmax, transpose)}
+    assert set(re.findall(r"return tgr_band_problem_(OP_\w+)\(p", ops)) == {"OP_SOFTMAX"}  # nor Conv nor ConvTranspose
     paths = units["exec/paths_built_in.c"]
     assert f"tgr_built_in_paths = 0x{1 | 1 << 5:x}u" in paths
     assert set(re.findall(r"return tgr_path_run_(TGR_PATH_\w+)\(", paths)) == {"TGR_PATH_NORMAL", "TGR_PATH_ROWS"}
@@ -139,7 +141,7 @@ def _runtime_copy(tmp_path: Path) -> Path:
     ("TGR_OP_IMPL(OP_CONV, TILING_WINDOW, check_conv, run_conv);", "implemented twice"),
     ("TGR_OP_IMPL(OP_NO_SUCH_OP, TILING_NONE, check_conv, run_conv);", "OP_NO_SUCH_OP has no enum value"),
     ("TGR_OP_METHOD(OP_CONV, METHOD_SOFTMAX_FLOAT, run_conv);", "implemented twice"),
-    ("enum { METHOD_CONV_SPARE = 7 };\nTGR_OP_METHOD(OP_CONV, METHOD_CONV_SPARE, run_conv);",
+    ("enum { METHOD_CONV_SPARE = 31 };\nTGR_OP_METHOD(OP_CONV_TRANSPOSE, METHOD_CONV_SPARE, run_conv);",
      "METHOD_CONV_SPARE belongs to no TGR_OP_METHODS op"),
     ("TGR_OP_BANDS(OP_CONV, tgr_band_any_axis);", "band rule for OP_CONV, which is not an op running in row bands"),
     ("TGR_OP_BANDS(OP_GEMM, tgr_band_any_axis);", "OP_GEMM declares two band rules"),

@@ -6,7 +6,8 @@ that land on each fast path and its edges run as
 firmware; the build's own check compares every output with the bundled reference runtime, so a
 fast path that is wrong on the target fails here even where the host's portable form is right.
 Each build's kernels must be the variant it names (chosen at compile time): SMLAD and no MVE in
-the default build, the MVE attribute in the Helium one.
+the default build, the MVE attribute in the Helium one; a Helium variant's file compiles to nothing
+in the default build and a DSP-only one to nothing in the Helium build.
 """
 
 from __future__ import annotations
@@ -58,8 +59,22 @@ def fast_plans(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return plans
 
 
-def _kernels_object(build: Path, variant: str) -> Path:
-    return build / "cm55" / f"runtime-a16{variant}" / "kernels" / "kernels_conv.o"
+def _kernels_object(build: Path, variant: str, name: str) -> Path:
+    return build / "cm55" / f"runtime-a16{variant}" / "kernels" / f"{name}.o"
+
+
+#: kernels/ files of the convolution family's variants -> the builds that compile a body for them
+#: (kernels/README.md): a Helium file is empty outside mve=1, a DSP one empty in it, so each build
+#: has exactly one implementation of every variant it can link.
+VARIANT_FILES = {"conv_general": ("default", "mve"), "fully_connected": ("default", "mve"),
+                 "conv_plain": ("default", "mve"), "conv_pointwise_narrow": ("default",), "depthwise": ("default",),
+                 "conv_inside_mve": ("mve",), "conv_patch_mve": ("mve",), "depthwise_mve": ("mve",)}
+
+
+def _functions(obj: Path) -> set[str]:
+    out = subprocess.run([require_tool("arm-none-eabi-nm"), "--defined-only", str(obj)], check=True,
+                         capture_output=True, text=True).stdout
+    return set(re.findall(r"^\S+ [Tt] (\w+)$", out, re.M))
 
 
 @pytest.mark.slow
@@ -70,7 +85,11 @@ def test_fast_kernels_match_the_reference_on_qemu(build_name: str, fast_plans: l
                        "run")
     for plan in fast_plans:
         assert f"result: ok ({plan.stem})" in done.stdout, plan.stem
-    kernels = _kernels_object(build, "-mve" if build_name == "mve" else "")
+    variant = "-mve" if build_name == "mve" else ""
+    for name, builds in VARIANT_FILES.items():
+        functions = _functions(_kernels_object(build, variant, name))
+        assert bool(functions) == (build_name in builds), (name, functions)
+    kernels = _kernels_object(build, variant, "conv_inside_mve" if build_name == "mve" else "conv_general")
     attributes = subprocess.run([require_tool("arm-none-eabi-readelf"), "-A", str(kernels)], check=True,
                                 capture_output=True, text=True).stdout
     code = subprocess.run([require_tool("arm-none-eabi-objdump"), "-d", str(kernels)], check=True,

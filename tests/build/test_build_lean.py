@@ -90,6 +90,42 @@ def test_a_firmware_links_only_the_softmax_method_its_plan_takes(tmp_path, ds_cn
     assert "expf" not in _linked(own_elf, "")
 
 
+#: DS-CNN's convolution-family methods (ops.h) and the kernel variants they run (kernels.h), per
+#: build: its first layer is padded (10x4, window 40 B), its 1x1 layers unpadded with 64 input
+#: channels (not the narrow pointwise variant), its depthwise layers channel multiplier 1.
+DS_CNN_METHODS = {"CONV_PADDED", "CONV_UNPADDED", "DEPTHWISE", "FULLY_CONNECTED", "SOFTMAX_FLOAT"}
+DS_CNN_VARIANTS = {
+    "default": {"tgr_conv_general_s8", "tgr_depthwise_s8", "tgr_fully_connected_s8"},
+    "mve": {"tgr_conv_inside_mve_s8", "tgr_conv_patch_mve_s8", "tgr_depthwise_mve_s8", "tgr_fully_connected_s8"},
+}
+
+
+def conv_family_variants() -> set[str]:
+    """Every kernel variant of the convolution family, as kernels.h declares them."""
+    text = (REPO / "runtime/src/kernels/kernels.h").read_text()
+    return set(re.findall(r"^void (tgr_(?:conv|depthwise|fully_connected)\w*_s8)\(", text, re.M))
+
+
+def test_conv_family_variants_are_the_ones_kernels_h_declares() -> None:
+    assert {v for build in DS_CNN_VARIANTS.values() for v in build} < conv_family_variants()
+    assert {"tgr_conv_pointwise_narrow_s8", "tgr_conv_plain_s8", "tgr_depthwise_plain_s8",
+            "tgr_fully_connected_plain_s8", "tgr_conv_transpose_s8"} <= conv_family_variants()
+
+
+@pytest.mark.parametrize("build_name", list(DS_CNN_VARIANTS))
+def test_a_firmware_links_the_kernel_variants_of_its_plan_and_no_other(tmp_path, ds_cnn_plan, build_name):
+    """DS-CNN with runtime=plan (the default) links exactly its layers' methods and, through them,
+    their kernel variants in this build: a fast path DS-CNN does not take (narrow pointwise, the
+    plain loops, the Helium patch in the DSP build, ...) is not in the image."""
+    build = tmp_path / "build"
+    Scons(REPO)(f"model={ds_cnn_plan}", f"build_dir={build}", *(("mve=1",) if build_name == "mve" else ()))
+    elf = build / "ds_cnn/ds_cnn.elf"
+    assert _linked(elf, "tgr_run_METHOD_") == DS_CNN_METHODS
+    linked = _linked(elf, "") & conv_family_variants()
+    assert DS_CNN_VARIANTS[build_name] <= linked, f"a variant of the plan is missing: {linked}"
+    assert linked <= DS_CNN_VARIANTS[build_name], f"a variant DS-CNN does not use is linked: {linked}"
+
+
 def test_a_firmware_refuses_a_path_or_codec_it_does_not_link(tmp_path, ds_cnn_plan):
     """DS-CNN at 2K (chains, by-input) and DS-CNN with LZ4 weights, on a firmware built for
     DS-CNN at 20K (one normal stage, no LZ4)."""

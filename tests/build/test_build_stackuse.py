@@ -227,8 +227,7 @@ def test_tail_call_is_followed(tmp_path):
 
 
 def test_branch_future_call_is_followed(tmp_path):
-    """Armv8.1-M branch future (GCC emits BFCSEL in the Helium build): BFL is a call, a BF
-    inside the function is a jump like any other."""
+    """Armv8.1-M branch future: BFL is a call, a BF inside the function is a jump like any other."""
     fw = build(tmp_path, {"main.c": """
         KEEP int deep(int x) { FRAME(64); return pad[1]; }
         KEEP int caller(int x) {
@@ -242,6 +241,31 @@ def test_branch_future_call_is_followed(tmp_path):
     assert re.search(r"\tbfl\t.*<deep>", text) and re.search(r"\tbf\t", text), text
     report = fw.analyse()
     assert names(report.reset_path) == ["Reset_Handler", "main", "caller", "deep"]
+
+
+def test_helium_code_is_read_as_helium(tmp_path):
+    """An ELF with MVE code is disassembled as Armv8.1-M mainline: objdump 2.40 otherwise reads
+    VCTP as a branch-future BFCSEL whose nonsense target adds an edge to whatever function lies
+    there (the Helium kernels' stack bound grew by 1.5 KiB that way)."""
+    from tigris_scons.armcode import disassemble, has_mve
+
+    fw = build(tmp_path, {"main.c": """
+        #include <arm_mve.h>
+        KEEP int sum(const int8_t *p, int n) {
+            int acc = 0;
+            for (int i = 0; i < n; i += 16) {
+                mve_pred16_t live = vctp8q((uint32_t)(n - i));
+                acc = vaddvaq_p_s8(acc, vldrbq_z_s8(p + i, live), live);
+            }
+            return acc;
+        }
+        int main(void) { static int8_t data[40]; return sum(data, 40); }
+        """}, cflags=("-mcpu=cortex-m55",), ldflags=("-mcpu=cortex-m55",))
+    ops = {op for _, op, _ in disassemble(fw.objdump, fw.elf)}
+    assert has_mve(fw.elf) and "vctp.8" in ops and not ops & {"bf", "bfcsel", "bfl", "bfx", "bflx"}, sorted(ops)
+    assert names(fw.analyse().reset_path) == ["Reset_Handler", "main", "sum"]
+    plain = build(tmp_path / "plain", {"main.c": "int main(void) { return 0; }"})
+    assert not has_mve(plain.elf)
 
 
 def test_interrupt_handler_adds_its_path_and_the_exception_frame(tmp_path):

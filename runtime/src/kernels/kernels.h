@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "kernels/isa.h"
+
 /* Output requantization of a Conv/Depthwise/Gemm: per-channel (or single) Q0.31 pairs as stored
  * little-endian in the plan's quant data, zero points and the int8 clamp. */
 typedef struct tgr_requant {
@@ -39,21 +41,177 @@ typedef struct tgr_qparams {
     int32_t zero_point;
 } tgr_qparams;
 
-void tgr_conv_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
-                 const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+/* ==== Convolution family: Conv, DepthwiseConv, Gemm (fully connected), ConvTranspose ==========
+ *
+ * Each op has kernel variants, one a file (kernels/README.md lists them). The op's dispatcher
+ * (ops/ops_conv.c: conv_method, depthwise_method, gemm_method) picks a layer's method once, from
+ * the predicates below over what the plan fixes (tgr_conv_shape); the method's run calls the
+ * variant this build has for it (the table in ops_conv.c), so a firmware links the variants of its
+ * plan's methods and no other. Every variant gives exactly the int32 sums of the plain loops
+ * (the accumulator wraps, so sums may be formed in any order), then the same requantization:
+ * docs/execution.md#convolution-gemm-and-matmul.
+ *
+ * Common to every variant below, unless it says otherwise:
+ *  - Operands. `w` describes one call: whole tensors (batch as in the plan), or a tile, stripe or
+ *    chain step (batch 1, tile-local extents; a negative pad_top/pad_left is the offset of the
+ *    first window into a buffer that holds more rows or columns than the call reads). input holds
+ *    batch x in_h x in_w x in_c bytes (NHWC); output batch x out_h x out_w x out_c. Conv and
+ *    ConvTranspose filters are OHWI (out_c x kernel_h x kernel_w x in_c), a depthwise filter is
+ *    kernel_h x kernel_w x out_c, a Gemm filter out_features x in_features. bias is NULL or
+ *    4 x out_c bytes of little-endian int32. rq's arrays hold one Q0.31 pair per output channel
+ *    (per_channel) or one for all, each tgr_valid_pair (shift -31..31: ops_common.c).
+ *  - Alignment: none assumed. Words of int8 values and the plan's int32 arrays are read through
+ *    memcpy or scalar loads (one unaligned LDR on the cores we target); Helium loads are byte
+ *    vectors (VLDRB), which need no alignment.
+ *  - Values: in_zp with x - in_zp in a signed 16-bit lane for every int8 x (tgr_zp_packs_16_bits)
+ *    for every variant but the plain ones, which take any int32; out_zp, act_min and act_max any
+ *    int32 (the zero point is added with wrap-around, then the output clamped to [act_min, act_max],
+ *    which the loader keeps inside int8).
+ *  - No memory but the operands and the stack. Stack per call as stated: the variant and its hot
+ *    pass, the larger of the DSP and Helium builds (arm-none-eabi-gcc 12.2 -O2 -fstack-usage,
+ *    Cortex-M55); the static stack bound of each firmware counts what it links.
+ */
 
-/* Transposed convolution (no dilation): output (oy, ox) sums the taps (ky, kx) whose input
- * position iy = (oy + pad_top - ky) / stride_h (exact division, inside the input) exists, and
- * likewise for x. Output extents past the last tap (ONNX output_padding) hold the bias only. */
+/* What the plan fixes about a Conv, DepthwiseConv or Gemm layer: the same for every call of it
+ * (whole tensors, tiles, stripes, chain steps), unlike tgr_window's extents and pads. The method
+ * predicates read only this. A Gemm is in_c = in_features, out_c = out_features, a 1x1 kernel. */
+typedef struct tgr_conv_shape {
+    int32_t in_c, out_c;
+    int32_t kernel_h, kernel_w;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left, pad_bottom, pad_right; /* the layer's own padding */
+    int32_t in_zp;
+} tgr_conv_shape;
+
+/* Input bytes the Helium patch variant gathers one window into, on its stack. */
+#define TGR_CONV_PATCH_BYTES 256
+
+/* ---- method predicates (static: a layer's shape, never a call's) ---------------------------- */
+
+/* Every x - zp of an int8 input fits a signed 16-bit lane, as the packed pairs need. */
+static inline int tgr_zp_packs_16_bits(int32_t zp)
+{
+    return zp >= -32000 && zp <= 32000;
+}
+
+/* A 1x1 kernel, stride 1, no padding, 4 to 16 input channels in whole words (expansion layers). */
+static inline int tgr_conv_is_pointwise_narrow(const tgr_conv_shape *s)
+{
+    return s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 && s->pad_top == 0 &&
+           s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0 && s->in_c % 4 == 0 && s->in_c >= 4 &&
+           s->in_c <= 16;
+}
+
+/* No padding on any side: then every window of every call lies inside the input the call is
+ * given (tgr_conv_windows_inside holds), since a tile's input holds every row its outputs read. */
+static inline int tgr_conv_is_unpadded(const tgr_conv_shape *s)
+{
+    return s->pad_top == 0 && s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0;
+}
+
+/* The window, kernel_h x kernel_w x in_c input bytes, fits the Helium patch. */
+static inline int tgr_conv_window_fits_patch(const tgr_conv_shape *s)
+{
+    return (int64_t)s->kernel_h * s->kernel_w * s->in_c <= TGR_CONV_PATCH_BYTES;
+}
+
+/* A depthwise layer with channel multiplier 1 (as many output channels as input channels). */
+static inline int tgr_depthwise_is_multiplier_1(const tgr_conv_shape *s)
+{
+    return s->out_c == s->in_c;
+}
+
+/* ---- call predicate (dynamic: one call's extents and pads) ----------------------------------- */
+
+/* Every output window of this call lies wholly inside its input: always for an unpadded layer,
+ * for a padded one only for tiles clear of the padding. */
+static inline int tgr_conv_windows_inside(const tgr_window *w)
+{
+    return w->pad_top <= 0 && w->pad_left <= 0 &&
+           (int64_t)(w->out_h - 1) * w->stride_h + (int64_t)(w->kernel_h - 1) * w->dilation_h - w->pad_top < w->in_h &&
+           (int64_t)(w->out_w - 1) * w->stride_w + (int64_t)(w->kernel_w - 1) * w->dilation_w - w->pad_left < w->in_w;
+}
+
+/* ---- Conv ------------------------------------------------------------------------------------ */
+
+/* conv_general.c, every build. Any Conv shape, any call. Per output pixel: the taps inside the
+ * input once, then four output channels per pass over them (then two; an odd last channel is
+ * computed twice); with dilation 1 a kernel row's inside taps are one run of inputs. Packed pairs
+ * (SMLAD) four inputs a step; in mve=1 Helium dot products for runs of 16 inputs and more.
+ * Stack: 360 B (DSP), 440 B (mve=1). */
+void tgr_conv_general_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                         const tgr_requant *rq, int8_t *output);
+
+/* conv_pointwise_narrow.c, DSP and portable builds. Requires tgr_conv_is_pointwise_narrow (the
+ * kernel's stride and 1x1 window are not read from w); serves whole, tiled and striped calls (every
+ * window inside: w's negative pads are offsets into the buffer). One output channel at a time over
+ * every pixel, its widened filter row and decoded requantization kept in registers.
+ * Stack: 204 B. */
+void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
+                                  const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+
+/* conv_inside_mve.c, mve=1 only. Requires tgr_conv_windows_inside(w): every call of an unpadded
+ * layer, the tiles of a padded one that are clear of the padding. Groups of four output channels:
+ * bias - in_zp * sum(w) and the requantization vectors once per group, four raw VMLADAVA dot
+ * products and one vector requantization per pixel; the last out_c % 4 channels as in
+ * tgr_conv_general_s8. Stack: 800 B. */
+void tgr_conv_inside_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                            const tgr_requant *rq, int8_t *output);
+
+/* conv_patch_mve.c, mve=1 only. Requires tgr_conv_window_fits_patch; any call (windows cut by
+ * padding included). Each pixel's window gathered into a TGR_CONV_PATCH_BYTES patch on the stack,
+ * padding taps holding in_zp (they add (zp - zp) * w = 0, as skipping them does); then per group
+ * of four channels one raw dot product over the patch, bias - in_zp * sum(w) and a vector
+ * requantization; the last channels two at a time. Stack: 800 B, the patch included. */
+void tgr_conv_patch_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                           const tgr_requant *rq, int8_t *output);
+
+/* conv_plain.c, every build. Any Conv shape and call, any int32 in_zp: tap by tap. Stack: 120 B. */
+void tgr_conv_plain_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                       const tgr_requant *rq, int8_t *output);
+
+/* conv_plain.c, every build: transposed convolution (no dilation), any int32 in_zp: output
+ * (oy, ox) sums the taps (ky, kx) whose input position iy = (oy + pad_top - ky) / stride_h (exact
+ * division, inside the input) exists, and likewise for x. Output extents past the last tap (ONNX
+ * output_padding) hold the bias only. Stack: 112 B. */
 void tgr_conv_transpose_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                            const uint8_t *bias, const tgr_requant *rq, int8_t *output);
 
-void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
-                      const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+/* ---- DepthwiseConv (filter kernel_h x kernel_w x out_c, input channel = oc / multiplier) ---- */
 
-void tgr_fully_connected_s8(int32_t rows, int32_t in_features, int32_t out_features,
-                            const int8_t *input, const int8_t *filter, const uint8_t *bias,
+/* depthwise.c, DSP and portable builds. Requires tgr_depthwise_is_multiplier_1; any call. Per
+ * output pixel four channels per tap (SMLABB/SMLATT), the nine taps of a 3x3 window wholly inside
+ * the input as straight-line code, the taps inside the input otherwise; the last channels one by
+ * one. Stack: 464 B. */
+void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                      const tgr_requant *rq, int8_t *output);
+
+/* depthwise_mve.c, mve=1 only. Requires tgr_depthwise_is_multiplier_1; any call. Groups of four
+ * channels, one int32 lane each: bias - in_zp * sum(w) and the requantization vectors once per
+ * group; along each output row the windows inside the input as x * w (a 3x3 in straight-line
+ * rows), the others as (x - zp) * w over their inside taps; the last in_c % 4 channels as in
+ * tgr_depthwise_s8. Stack: 520 B. */
+void tgr_depthwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                          const tgr_requant *rq, int8_t *output);
+
+/* conv_plain.c, every build. Any channel multiplier, any int32 in_zp. Stack: 112 B. */
+void tgr_depthwise_plain_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                             const tgr_requant *rq, int8_t *output);
+
+/* ---- Gemm / fully connected: `rows` rows of in_features inputs ------------------------------- */
+
+/* fully_connected.c, every build. Whole calls and row bands (`rows` the band's). Two output
+ * features per pass over the row, each input word widened once for both (an odd last feature is
+ * computed twice); in mve=1 Helium dot products for 16 inputs and more. Stack: 136 B. */
+void tgr_fully_connected_s8(int32_t rows, int32_t in_features, int32_t out_features, const int8_t *input,
+                            const int8_t *filter, const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+
+/* conv_plain.c, every build. Any int32 in_zp. Stack: 80 B. */
+void tgr_fully_connected_plain_s8(int32_t rows, int32_t in_features, int32_t out_features, const int8_t *input,
+                                  const int8_t *filter, const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+
+/* ==== Pooling, reductions, softmax ============================================================== */
 
 void tgr_max_pool_s8(const tgr_window *w, const int8_t *input, const tgr_qparams *in,
                      const tgr_qparams *out, int32_t act_min, int32_t act_max, int8_t *output);

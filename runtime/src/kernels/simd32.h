@@ -16,20 +16,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include "kernels/isa.h"
+
+#if TGR_SIMD32_DSP
 #include <arm_acle.h>
-#define TGR_SIMD32_DSP 1
-#else
-#define TGR_SIMD32_DSP 0
 #endif
 
 /* Helium (M-profile vector extension, integer): the `mve=1` firmware (-mcpu=cortex-m55). The
- * convolution kernels take their MVE forms (kernels_conv.c) where this is 1. */
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+ * convolution kernels take their Helium variants (*_mve.c) where this is 1. */
+#if TGR_SIMD_MVE
 #include <arm_mve.h>
-#define TGR_SIMD_MVE 1
-#else
-#define TGR_SIMD_MVE 0
 #endif
 
 /* Four int8 values from any address (the cores we target load unaligned words in one LDR). */

@@ -112,10 +112,21 @@ enum {
     }                                                                                           \
     uint32_t tgr_run_##method(const tgr_plan *p, uint32_t op, uint8_t *const *tensor_ptr, const int32_t *region)
 
-/* The methods (codes 1..31, one bit each in the generated masks). */
+/* The methods (codes 1..31, one bit each in the generated masks). The convolution family's are
+ * its kernel variants, chosen by the predicates of kernels.h in ops_conv.c's dispatchers; which
+ * variant each method runs in which build is the table there. */
 enum {
-    METHOD_SOFTMAX_INTEGER = 1, /* output scale 1/256, zero point -128: fixed-point exp, Q12 sum */
-    METHOD_SOFTMAX_FLOAT = 2    /* any other output quantization: float32 expf/sum/divide */
+    METHOD_SOFTMAX_INTEGER = 1,        /* output scale 1/256, zero point -128: fixed-point exp, Q12 sum */
+    METHOD_SOFTMAX_FLOAT = 2,          /* any other output quantization: float32 expf/sum/divide */
+    METHOD_CONV_POINTWISE_NARROW = 3,  /* tgr_conv_is_pointwise_narrow */
+    METHOD_CONV_UNPADDED = 4,          /* tgr_conv_is_unpadded, not narrow pointwise */
+    METHOD_CONV_PADDED = 5,            /* padding, tgr_conv_window_fits_patch */
+    METHOD_CONV_PADDED_WIDE = 6,       /* padding, a window larger than the patch */
+    METHOD_CONV_PLAIN = 7,             /* an input zero point that does not pack in 16 bits */
+    METHOD_DEPTHWISE = 8,              /* tgr_depthwise_is_multiplier_1 */
+    METHOD_DEPTHWISE_PLAIN = 9,        /* channel multiplier above 1, or the zero point as above */
+    METHOD_FULLY_CONNECTED = 10,       /* Gemm */
+    METHOD_FULLY_CONNECTED_PLAIN = 11  /* Gemm, the zero point as above */
 };
 
 /* ---- helpers shared by the families (ops_common.c) --------------------------------------- */

@@ -1,7 +1,8 @@
 /*
  * Convolution family: Conv (OHWI filter), DepthwiseConv (HWC filter, channel multiplier),
  * ConvTranspose (OHWI filter; whole, or in 2-D tiles) and Gemm / fully connected ([OC][IC] filter),
- * with the output's per-channel requantization.
+ * with the output's per-channel requantization. Conv, DepthwiseConv and Gemm run by method: one
+ * per kernel variant, chosen at load from the layer's shape (the dispatchers below).
  */
 #include "ops/ops.h"
 #include "ops/ops_window.h"
@@ -141,42 +142,200 @@ static void conv_call_of(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_p
     c->output = (int8_t *)tensor_ptr[op_output(p, o, 0)];
 }
 
-/* One run function per op, each calling its kernel directly: a firmware links only the kernels
- * of its own ops, and its call graph has no pointer calls for the stack analysis to widen. */
-static void run_conv(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+/* ---- the dispatchers: a layer's method (kernel variant) from what the plan fixes -------------
+ *
+ * Each op's method is chosen by the predicates of kernels.h over the layer's tgr_conv_shape, never
+ * over a call's extents or pads, so it is the same for every call and tgr_plan_needs can name it
+ * before the firmware is built: a firmware links the runs of its plan's methods, and through them
+ * the variants below, and nothing else. The loader refuses a plan whose method is not built in. */
+
+static void conv_shape_of(const tgr_plan *p, uint32_t o, tgr_conv_shape *s)
+{
+    op_spatial sp;
+    const uint32_t in = op_input(p, o, 0);
+    op_decode(p, o, &sp);
+    s->in_c = tensor_dim(p, in, 3);
+    s->out_c = tensor_dim(p, op_output(p, o, 0), 3);
+    s->kernel_h = (int32_t)sp.kernel_h;
+    s->kernel_w = (int32_t)sp.kernel_w;
+    s->stride_h = (int32_t)sp.stride_h;
+    s->stride_w = (int32_t)sp.stride_w;
+    s->dilation_h = (int32_t)tgr_effective_dilation(sp.dilation_h);
+    s->dilation_w = (int32_t)tgr_effective_dilation(sp.dilation_w);
+    s->pad_top = (int32_t)sp.pad_top;
+    s->pad_left = (int32_t)sp.pad_left;
+    s->pad_bottom = (int32_t)sp.pad_bottom;
+    s->pad_right = (int32_t)sp.pad_right;
+    s->in_zp = quant_zero_point(p, tensor_quant(p, in));
+}
+
+static uint32_t conv_method(const tgr_plan *p, uint32_t o)
+{
+    tgr_conv_shape s;
+    conv_shape_of(p, o, &s);
+    if (!tgr_zp_packs_16_bits(s.in_zp)) {
+        return METHOD_CONV_PLAIN;
+    }
+    if (tgr_conv_is_pointwise_narrow(&s)) {
+        return METHOD_CONV_POINTWISE_NARROW;
+    }
+    if (tgr_conv_is_unpadded(&s)) {
+        return METHOD_CONV_UNPADDED;
+    }
+    return tgr_conv_window_fits_patch(&s) ? METHOD_CONV_PADDED : METHOD_CONV_PADDED_WIDE;
+}
+
+static uint32_t depthwise_method(const tgr_plan *p, uint32_t o)
+{
+    tgr_conv_shape s;
+    conv_shape_of(p, o, &s);
+    return tgr_depthwise_is_multiplier_1(&s) && tgr_zp_packs_16_bits(s.in_zp) ? METHOD_DEPTHWISE
+                                                                              : METHOD_DEPTHWISE_PLAIN;
+}
+
+static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
+{
+    return tgr_zp_packs_16_bits(quant_zero_point(p, tensor_quant(p, op_input(p, o, 0)))) ? METHOD_FULLY_CONNECTED
+                                                                                         : METHOD_FULLY_CONNECTED_PLAIN;
+}
+
+/* ---- the method runs: the variant each method takes in this build ------------------------------
+ *
+ * | method                 | DSP and portable builds        | Helium build (mve=1)                        |
+ * |------------------------|--------------------------------|---------------------------------------------|
+ * | CONV_POINTWISE_NARROW  | tgr_conv_pointwise_narrow_s8   | tgr_conv_inside_mve_s8                      |
+ * | CONV_UNPADDED          | tgr_conv_general_s8            | tgr_conv_inside_mve_s8                      |
+ * | CONV_PADDED            | tgr_conv_general_s8            | per call: tgr_conv_inside_mve_s8 when its   |
+ * |                        |                                | windows are inside, else tgr_conv_patch_mve_s8 |
+ * | CONV_PADDED_WIDE       | tgr_conv_general_s8            | per call: tgr_conv_inside_mve_s8, else      |
+ * |                        |                                | tgr_conv_general_s8                         |
+ * | CONV_PLAIN             | tgr_conv_plain_s8              | tgr_conv_plain_s8                           |
+ * | DEPTHWISE              | tgr_depthwise_s8               | tgr_depthwise_mve_s8                        |
+ * | DEPTHWISE_PLAIN        | tgr_depthwise_plain_s8         | tgr_depthwise_plain_s8                      |
+ * | FULLY_CONNECTED        | tgr_fully_connected_s8         | tgr_fully_connected_s8                      |
+ * | FULLY_CONNECTED_PLAIN  | tgr_fully_connected_plain_s8   | tgr_fully_connected_plain_s8                |
+ *
+ * One run function per method, each calling its variants directly: a firmware links only the
+ * variants of its own methods, and its call graph has no pointer calls for the stack analysis to
+ * widen. */
+
+/* The variant a method takes in this build (TGR_SIMD_MVE: kernels/isa.h). */
+#if TGR_SIMD_MVE
+#define BY_BUILD(helium, dsp) helium
+#else
+#define BY_BUILD(helium, dsp) dsp
+#endif
+#define CONV_ARGS(c) &(c).w, (c).input, (c).filter, (c).bias, &(c).rq, (c).output
+
+static void run_conv_pointwise_narrow(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     conv_call c;
     conv_call_of(p, o, tensor_ptr, region, &c);
-    tgr_conv_s8(&c.w, c.input, c.filter, c.bias, &c.rq, c.output);
+    BY_BUILD(tgr_conv_inside_mve_s8, tgr_conv_pointwise_narrow_s8)(CONV_ARGS(c));
+}
+
+static void run_conv_unpadded(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+    BY_BUILD(tgr_conv_inside_mve_s8, tgr_conv_general_s8)(CONV_ARGS(c));
+}
+
+static void run_conv_padded(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+#if TGR_SIMD_MVE
+    if (tgr_conv_windows_inside(&c.w)) {
+        tgr_conv_inside_mve_s8(CONV_ARGS(c));
+        return;
+    }
+#endif
+    BY_BUILD(tgr_conv_patch_mve_s8, tgr_conv_general_s8)(CONV_ARGS(c));
+}
+
+static void run_conv_padded_wide(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+#if TGR_SIMD_MVE
+    if (tgr_conv_windows_inside(&c.w)) {
+        tgr_conv_inside_mve_s8(CONV_ARGS(c));
+        return;
+    }
+#endif
+    tgr_conv_general_s8(CONV_ARGS(c));
+}
+
+static void run_conv_plain(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+    tgr_conv_plain_s8(CONV_ARGS(c));
 }
 
 static void run_depthwise(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     conv_call c;
     conv_call_of(p, o, tensor_ptr, region, &c);
-    tgr_depthwise_s8(&c.w, c.input, c.filter, c.bias, &c.rq, c.output);
+    BY_BUILD(tgr_depthwise_mve_s8, tgr_depthwise_s8)(CONV_ARGS(c));
+}
+
+static void run_depthwise_plain(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+    tgr_depthwise_plain_s8(CONV_ARGS(c));
 }
 
 static void run_conv_transpose(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
     conv_call c;
     conv_call_of(p, o, tensor_ptr, region, &c);
-    tgr_conv_transpose_s8(&c.w, c.input, c.filter, c.bias, &c.rq, c.output);
+    tgr_conv_transpose_s8(CONV_ARGS(c));
 }
 
-static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+/* The operands of a Gemm call: rows are axis 0 (a row band bands only those), even when there is
+ * just one. */
+typedef struct gemm_call {
+    int32_t rows, in_features, out_features;
+    tgr_requant rq;
+    const int8_t *input, *filter;
+    const uint8_t *bias;
+    int8_t *output;
+} gemm_call;
+
+static void gemm_call_of(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region,
+                         gemm_call *g)
 {
     op_spatial sp;
-    tgr_requant rq;
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
     op_decode(p, o, &sp);
-    requant_of(p, o, &sp, &rq);
-    /* Rows are axis 0 (a row band bands only those), even when there is just one. */
-    tgr_fully_connected_s8(region != NULL ? tgr_row_count(p, in, region) : tensor_dim(p, in, 0), tensor_dim(p, in, 1), tensor_dim(p, out, 1),
-                           (const int8_t *)tensor_ptr[in], (const int8_t *)weight_data(p, sp.weight_idx),
-                           sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL, &rq,
-                           (int8_t *)tensor_ptr[out]);
+    requant_of(p, o, &sp, &g->rq);
+    g->rows = region != NULL ? tgr_row_count(p, in, region) : tensor_dim(p, in, 0);
+    g->in_features = tensor_dim(p, in, 1);
+    g->out_features = tensor_dim(p, out, 1);
+    g->input = (const int8_t *)tensor_ptr[in];
+    g->filter = (const int8_t *)weight_data(p, sp.weight_idx);
+    g->bias = sp.bias_idx != NONE16 ? weight_data(p, sp.bias_idx) : NULL;
+    g->output = (int8_t *)tensor_ptr[out];
+}
+
+#define GEMM_ARGS(g) (g).rows, (g).in_features, (g).out_features, (g).input, (g).filter, (g).bias, &(g).rq, (g).output
+
+static void run_gemm(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    gemm_call g;
+    gemm_call_of(p, o, tensor_ptr, region, &g);
+    tgr_fully_connected_s8(GEMM_ARGS(g));
+}
+
+static void run_gemm_plain(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    gemm_call g;
+    gemm_call_of(p, o, tensor_ptr, region, &g);
+    tgr_fully_connected_plain_s8(GEMM_ARGS(g));
 }
 
 /* A fully connected layer's output rows are independent: bands of its rows (axis 0) only, since
@@ -188,9 +347,18 @@ static const char *gemm_band_problem(const tgr_plan *p, uint32_t o, uint32_t axi
     return axis == 0u ? NULL : TGR_TEXT("a fully connected layer bands only its rows");
 }
 
-TGR_OP_IMPL(OP_CONV, TILING_WINDOW, check_conv, run_conv);
-TGR_OP_IMPL(OP_DEPTHWISE, TILING_WINDOW, check_conv, run_depthwise);
-TGR_OP_IMPL(OP_GEMM, TILING_ROWS, check_gemm, run_gemm);
+TGR_OP_METHODS(OP_CONV, TILING_WINDOW, check_conv, conv_method);
+TGR_OP_METHOD(OP_CONV, METHOD_CONV_POINTWISE_NARROW, run_conv_pointwise_narrow);
+TGR_OP_METHOD(OP_CONV, METHOD_CONV_UNPADDED, run_conv_unpadded);
+TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED, run_conv_padded);
+TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED_WIDE, run_conv_padded_wide);
+TGR_OP_METHOD(OP_CONV, METHOD_CONV_PLAIN, run_conv_plain);
+TGR_OP_METHODS(OP_DEPTHWISE, TILING_WINDOW, check_conv, depthwise_method);
+TGR_OP_METHOD(OP_DEPTHWISE, METHOD_DEPTHWISE, run_depthwise);
+TGR_OP_METHOD(OP_DEPTHWISE, METHOD_DEPTHWISE_PLAIN, run_depthwise_plain);
+TGR_OP_METHODS(OP_GEMM, TILING_ROWS, check_gemm, gemm_method);
+TGR_OP_METHOD(OP_GEMM, METHOD_FULLY_CONNECTED, run_gemm);
+TGR_OP_METHOD(OP_GEMM, METHOD_FULLY_CONNECTED_PLAIN, run_gemm_plain);
 TGR_OP_BANDS(OP_GEMM, gemm_band_problem);
 TGR_OP_IMPL(OP_CONV_TRANSPOSE, TILING_WINDOW | TILING_2D_ONLY, check_conv_transpose, run_conv_transpose);
 

@@ -1,11 +1,13 @@
 """The kernels' fast paths (convolution, fully connected, Add/Sub) against the reference host
 runtime, byte for byte.
 
-kernels_conv.c takes packed 16-bit pairs (simd32.h: SMLAD on the DSP extension, the same
-arithmetic in portable C on the host) over two or four output channels, whole in-bounds kernel
-rows as one run, a 1x1 "narrow" path (4 to 16 input channels, one output channel over every
-pixel), four depthwise channels per pass (a straight-line 3x3 when the window is inside), and
-keeps the plain loops for what they do not cover. Each geometry here is chosen to land on one of
+The convolution family's kernel variants (runtime/src/kernels/README.md: one a file, chosen per
+layer by ops_conv.c's dispatchers) take packed 16-bit pairs (simd32.h: SMLAD on the DSP extension,
+the same arithmetic in portable C on the host) over two or four output channels, whole in-bounds
+kernel rows as one run (conv_general.c), a 1x1 "narrow" variant (4 to 16 input channels, one
+output channel over every pixel: conv_pointwise_narrow.c), four depthwise channels per pass (a
+straight-line 3x3 when the window is inside: depthwise.c), and the plain loops for what they do
+not cover (conv_plain.c). Each geometry here is chosen to land on one of
 those paths or on an edge of it: channel counts that are not multiples of 2, 4 or 16, odd
 output-channel counts (the pair path computes the last channel twice), padding on every side
 and on one side, strides 1 and 2, dilation, a first layer with one input channel, input zero

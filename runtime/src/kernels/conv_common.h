@@ -77,7 +77,7 @@ static inline void dot4_pairs(const int8_t *x, const int8_t *f0, int32_t filter_
     const int8_t *f3 = f2 + filter_stride;
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     int32_t i = 0;
-    for (; i + 4 <= n; i += 4) {
+    for (; i < (n & ~3); i += 4) {
         const uint32_t xw = s32_load(x + i);
         const uint32_t xe = s32_even_plus(offset, xw);
         const uint32_t xo = s32_odd_plus(offset, xw);

@@ -6,13 +6,13 @@
  *
  * Groups of four output channels: per group, bias - zp * sum(w) and the requantization vectors
  * once; per pixel, four raw VMLADAVA dot products over each kernel row's run of inputs and one
- * vector requantization into the four bytes. The last out_c % 4 channels take the general
- * variant's pixel loop (conv_pixel.h).
+ * vector requantization into the four bytes. The last out_c % 4 channels take the plain loop
+ * (conv_plain.h): a few bytes of code, where a DSP form would cost every Helium firmware its size.
  */
 #include "kernels/isa.h"
 
 #if TGR_SIMD_MVE
-#include "kernels/conv_pixel.h"
+#include "kernels/conv_plain.h"
 #include "kernels/mve_common.h"
 
 /* Output channels oc..oc+3 over every pixel of a call whose windows are all inside: bias - zp * sum(w)
@@ -73,10 +73,8 @@ void tgr_conv_inside_mve_s8(const tgr_window *w, const int8_t *input, const int8
     for (oc = 0; oc + 4 <= w->out_c; oc += 4) {
         conv_group_mve(w, input, filter, bias, rq, output, oc);
     }
-    if ((w->out_c & 3) != 0) { /* the last channels as the general variant takes them */
-        const tgr_window win = *w;
-        const tgr_requant q = *rq;
-        conv_pixels(&win, input, filter, bias, &q, output, win.out_c & ~3);
+    if ((w->out_c & 3) != 0) { /* the last one to three channels by the plain loop (conv_plain.h) */
+        conv_plain_channels(w, input, filter, bias, rq, output, w->out_c & ~3);
     }
 }
 

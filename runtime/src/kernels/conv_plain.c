@@ -9,85 +9,22 @@
  *
  * Each sums (x - in_zp) * w over the taps inside the input (docs/execution.md#convolution-gemm-and-matmul),
  * tap by tap in the filter's order, and requantizes each output on its own: the reference's
- * arithmetic written out, which every fast variant reproduces exactly. Contracts: kernels.h.
+ * arithmetic written out, which every fast variant reproduces exactly (the Conv and DepthwiseConv
+ * loops in conv_plain.h, which the Helium variants take for their last channels). Contracts:
+ * kernels.h.
  */
-#include "kernels/conv_common.h"
+#include "kernels/conv_plain.h"
 
 void tgr_conv_plain_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                        const tgr_requant *rq, int8_t *output)
 {
-    const int32_t in_c = w->in_c;
-    int32_t n, oy, ox, oc, ky, kx, ic;
-    for (n = 0; n < w->batch; ++n) {
-        const int8_t *in_image = input + (int64_t)n * w->in_h * w->in_w * in_c;
-        for (oy = 0; oy < w->out_h; ++oy) {
-            const int32_t iy0 = oy * w->stride_h - w->pad_top;
-            for (ox = 0; ox < w->out_w; ++ox) {
-                const int32_t ix0 = ox * w->stride_w - w->pad_left;
-                for (oc = 0; oc < w->out_c; ++oc) {
-                    int32_t acc = bias_at(bias, oc);
-                    for (ky = 0; ky < w->kernel_h; ++ky) {
-                        const int32_t iy = iy0 + ky * w->dilation_h;
-                        if (iy < 0 || iy >= w->in_h) {
-                            continue;
-                        }
-                        for (kx = 0; kx < w->kernel_w; ++kx) {
-                            const int32_t ix = ix0 + kx * w->dilation_w;
-                            const int8_t *x;
-                            const int8_t *f;
-                            if (ix < 0 || ix >= w->in_w) {
-                                continue;
-                            }
-                            x = in_image + ((int64_t)iy * w->in_w + ix) * in_c;
-                            f = filter + (((int64_t)oc * w->kernel_h + ky) * w->kernel_w + kx) * in_c;
-                            for (ic = 0; ic < in_c; ++ic) {
-                                acc = wrap_add(acc, ((int32_t)x[ic] - rq->in_zp) * (int32_t)f[ic]);
-                            }
-                        }
-                    }
-                    *output++ = requantize(acc, rq, oc);
-                }
-            }
-        }
-    }
+    conv_plain_channels(w, input, filter, bias, rq, output, 0);
 }
 
 void tgr_depthwise_plain_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                             const tgr_requant *rq, int8_t *output)
 {
-    const int32_t in_c = w->in_c;
-    const int32_t multiplier = w->out_c / w->in_c;
-    int32_t n, oy, ox, oc, ky, kx;
-    for (n = 0; n < w->batch; ++n) {
-        const int8_t *in_image = input + (int64_t)n * w->in_h * w->in_w * in_c;
-        for (oy = 0; oy < w->out_h; ++oy) {
-            const int32_t iy0 = oy * w->stride_h - w->pad_top;
-            for (ox = 0; ox < w->out_w; ++ox) {
-                const int32_t ix0 = ox * w->stride_w - w->pad_left;
-                for (oc = 0; oc < w->out_c; ++oc) {
-                    const int32_t ic = oc / multiplier;
-                    int32_t acc = bias_at(bias, oc);
-                    for (ky = 0; ky < w->kernel_h; ++ky) {
-                        const int32_t iy = iy0 + ky * w->dilation_h;
-                        if (iy < 0 || iy >= w->in_h) {
-                            continue;
-                        }
-                        for (kx = 0; kx < w->kernel_w; ++kx) {
-                            const int32_t ix = ix0 + kx * w->dilation_w;
-                            int32_t x;
-                            if (ix < 0 || ix >= w->in_w) {
-                                continue;
-                            }
-                            x = in_image[((int64_t)iy * w->in_w + ix) * in_c + ic];
-                            acc = wrap_add(acc, (x - rq->in_zp) *
-                                                    (int32_t)filter[((int64_t)ky * w->kernel_w + kx) * w->out_c + oc]);
-                        }
-                    }
-                    *output++ = requantize(acc, rq, oc);
-                }
-            }
-        }
-    }
+    depthwise_plain_channels(w, input, filter, bias, rq, output, 0);
 }
 
 void tgr_fully_connected_plain_s8(int32_t rows, int32_t in_features, int32_t out_features, const int8_t *input,

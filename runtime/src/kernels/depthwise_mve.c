@@ -3,12 +3,12 @@
  * Contract: kernels.h, tgr_depthwise_mve_s8. Empty in every other build.
  *
  * Groups of four channels, one int32 lane each (depthwise_group_mve); the last in_c % 4 channels
- * one by one as the DSP variant takes them (depthwise_pixel.h).
+ * by the plain loop (conv_plain.h).
  */
 #include "kernels/isa.h"
 
 #if TGR_SIMD_MVE
-#include "kernels/depthwise_pixel.h"
+#include "kernels/conv_plain.h"
 #include "kernels/mve_common.h"
 
 /* One depthwise output of four channels (one int32 lane each) at window origin (iy0, ix0):
@@ -127,8 +127,8 @@ void tgr_depthwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t
     const tgr_window win = *w; /* local copies, as in tgr_conv_general_s8 */
     const tgr_requant q = *rq;
     depthwise_groups_mve(&win, input, filter, bias, &q, output);
-    if ((in_c & 3) != 0) { /* the last channels one by one (depthwise_pixel.h) */
-        depthwise_pixels(&win, input, filter, bias, &q, output, in_c & ~3);
+    if ((in_c & 3) != 0) { /* the last one to three channels by the plain loop (conv_plain.h) */
+        depthwise_plain_channels(&win, input, filter, bias, &q, output, in_c & ~3);
     }
 }
 

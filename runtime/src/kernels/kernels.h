@@ -154,8 +154,8 @@ void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, cons
 /* conv_inside_mve.c, mve=1 only. Requires tgr_conv_windows_inside(w): every call of an unpadded
  * layer, the tiles of a padded one that are clear of the padding. Groups of four output channels:
  * bias - in_zp * sum(w) and the requantization vectors once per group, four raw VMLADAVA dot
- * products and one vector requantization per pixel; the last out_c % 4 channels as in
- * tgr_conv_general_s8. Stack: 800 B. */
+ * products and one vector requantization per pixel; the last out_c % 4 channels by the plain loop
+ * (conv_plain.h). Stack: 504 B. */
 void tgr_conv_inside_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                             const tgr_requant *rq, int8_t *output);
 
@@ -190,8 +190,8 @@ void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *fi
 /* depthwise_mve.c, mve=1 only. Requires tgr_depthwise_is_multiplier_1; any call. Groups of four
  * channels, one int32 lane each: bias - in_zp * sum(w) and the requantization vectors once per
  * group; along each output row the windows inside the input as x * w (a 3x3 in straight-line
- * rows), the others as (x - zp) * w over their inside taps; the last in_c % 4 channels as in
- * tgr_depthwise_s8. Stack: 520 B. */
+ * rows), the others as (x - zp) * w over their inside taps; the last in_c % 4 channels by the
+ * plain loop (conv_plain.h). Stack: 688 B. */
 void tgr_depthwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                           const tgr_requant *rq, int8_t *output);
 

@@ -128,13 +128,10 @@ static void depthwise_pixels(const tgr_window *win, const int8_t *input, const i
     }
 }
 
-
 void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                       const tgr_requant *rq, int8_t *output)
 {
-    const tgr_window win = *w; /* local copies, as in tgr_conv_general_s8 */
-    const tgr_requant q = *rq;
-    depthwise_pixels(&win, input, filter, bias, &q, output, 0);
+    depthwise_pixels(w, input, filter, bias, rq, output, 0); /* each row copies the structs */
 }
 
 #else

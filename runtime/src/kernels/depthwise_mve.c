@@ -123,12 +123,9 @@ static void depthwise_groups_mve(const tgr_window *w, const int8_t *input, const
 void tgr_depthwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                           const tgr_requant *rq, int8_t *output)
 {
-    const int32_t in_c = w->in_c;
-    const tgr_window win = *w; /* local copies, as in tgr_conv_general_s8 */
-    const tgr_requant q = *rq;
-    depthwise_groups_mve(&win, input, filter, bias, &q, output);
-    if ((in_c & 3) != 0) { /* the last one to three channels by the plain loop (conv_plain.h) */
-        depthwise_plain_channels(&win, input, filter, bias, &q, output, in_c & ~3);
+    depthwise_groups_mve(w, input, filter, bias, rq, output); /* each group copies the structs */
+    if ((w->in_c & 3) != 0) { /* the last one to three channels by the plain loop (conv_plain.h) */
+        depthwise_plain_channels(w, input, filter, bias, rq, output, w->in_c & ~3);
     }
 }
 

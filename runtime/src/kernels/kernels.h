@@ -183,7 +183,7 @@ void tgr_conv_transpose_s8(const tgr_window *w, const int8_t *input, const int8_
 /* depthwise.c, DSP and portable builds. Requires tgr_depthwise_is_multiplier_1; any call. Per
  * output pixel four channels per tap (SMLABB/SMLATT), the nine taps of a 3x3 window wholly inside
  * the input as straight-line code, the taps inside the input otherwise; the last channels one by
- * one. Stack: 464 B. */
+ * one. Stack: 368 B. */
 void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                       const tgr_requant *rq, int8_t *output);
 
@@ -191,7 +191,7 @@ void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *fi
  * channels, one int32 lane each: bias - in_zp * sum(w) and the requantization vectors once per
  * group; along each output row the windows inside the input as x * w (a 3x3 in straight-line
  * rows), the others as (x - zp) * w over their inside taps; the last in_c % 4 channels by the
- * plain loop (conv_plain.h). Stack: 688 B. */
+ * plain loop (conv_plain.h). Stack: 504 B. */
 void tgr_depthwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                           const tgr_requant *rq, int8_t *output);
 

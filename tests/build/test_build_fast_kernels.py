@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 #: cases of tests/ops/test_ops_conv_fast.py, one or more per path and edge
 CASES = ("pw_narrow_8_to_24", "pw_narrow_12_to_3", "pw_wide_20_to_7", "k3_one_sided_s2", "k10x4_first_layer",
-         "k3_dilated", "dw3_s1_c16", "dw3_s2_c13", "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5",
+         "k3_dilated", "k3_same_c32", "dw3_s1_c16", "dw3_s2_c13", "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5",
          "add_same_shape_105", "sub_scalar")
 BUILDS = {"default": (), "mve": ("mve=1",)}
 

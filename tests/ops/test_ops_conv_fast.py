@@ -85,6 +85,8 @@ CASES = {
     "k3_dilated": (lambda: conv_model(4, 5, (9, 9), (3, 3), pads=[2, 2, 2, 2], dilations=[2, 2]),
                    "dilation 2: tap by tap"),
     "k5x2_asym": (lambda: conv_model(7, 3, (8, 6), (5, 2), pads=[2, 0, 2, 1]), "non-square kernel, odd channels"),
+    "k3_same_c32": (lambda: conv_model(32, 6, (6, 5), (3, 3), pads=[1, 1, 1, 1]),
+                    "a padded window of 288 B, past the Helium patch: the general variant (conv_padded_wide)"),
     # depthwise
     "dw3_s1_c16": (lambda: conv_model(16, 16, (7, 7), (3, 3), group=16, pads=[1, 1, 1, 1]),
                    "3x3 inside (straight line) and on every border"),

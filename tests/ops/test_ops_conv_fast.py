@@ -76,6 +76,12 @@ CASES = {
     "pw_wide_66_to_9": (lambda: conv_model(66, 9, (3, 3), (1, 1)), "pixel path: a tail of 2 after whole words"),
     "pw_6_to_4": (lambda: conv_model(6, 4, (5, 5), (1, 1)), "not whole words: pixel path"),
     "pw_stride2": (lambda: conv_model(8, 8, (7, 7), (1, 1), strides=[2, 2]), "1x1 with stride: pixel path"),
+    # pointwise: the wide variant (conv_pointwise.c, conv_pointwise_mve.c): pixel x channel blocks
+    "pw_64_to_64_ds_cnn": (lambda: conv_model(64, 64, (25, 5), (1, 1)),
+                           "DS-CNN's 1x1: whole blocks, 125 pixels (an odd last one), 64 = 8 x 8 inputs"),
+    "pw_28_to_1": (lambda: conv_model(28, 1, (3, 5), (1, 1)), "one output channel: the odd-channel pass; 28 = 24 + 4"),
+    "pw_3_to_6": (lambda: conv_model(3, 6, (5, 3), (1, 1)), "3 inputs: no whole word, the byte tail only"),
+    "pw_40_to_18": (lambda: conv_model(40, 18, (4, 4), (1, 1)), "16 pixels, 18 = 4 x 4 + 2 channels, 40 = 32 + 8"),
     # general convolution
     "k3_same": (lambda: conv_model(5, 6, (8, 8), (3, 3), pads=[1, 1, 1, 1]), "padding on every side"),
     "k3_one_sided_s2": (lambda: conv_model(3, 16, (9, 9), (3, 3), pads=[0, 0, 1, 1], strides=[2, 2]),
@@ -118,7 +124,8 @@ def test_fast_path_whole(name: str, work: Path, lib: Path) -> None:
 
 
 @pytest.mark.parametrize("zp", list(ZERO_POINTS))
-@pytest.mark.parametrize("name", ["pw_narrow_8_to_24", "pw_wide_66_to_9", "k3_same", "dw3_s2_c13", "gemm_33_to_5"])
+@pytest.mark.parametrize("name", ["pw_narrow_8_to_24", "pw_wide_66_to_9", "pw_64_to_64_ds_cnn", "pw_3_to_6", "k3_same",
+                                  "dw3_s2_c13", "gemm_33_to_5"])
 def test_fast_path_extreme_zero_points(name: str, zp: str, work: Path, lib: Path) -> None:
     make, _ = CASES[name]
     plan = plan_for(work, f"fast_{name}_{zp}", make(), {"x": ZERO_POINTS[zp]}, budget="256K")
@@ -145,3 +152,16 @@ def test_fast_paths_in_tiles(stride: int, budget: str, work: Path, lib: Path) ->
     plan = plan_for(work, f"fast_block_s{stride}_{budget}", _chain(stride), budget=budget)
     assert reference_paths(plan) - {"normal"}, f"stride {stride} at {budget} runs untiled; the case tests nothing"
     assert_same_as_reference(plan, lib)
+
+
+@pytest.mark.parametrize("budget", ["4K", "2K"])
+def test_pointwise_in_2d_tiles(budget: str, work: Path, lib: Path) -> None:
+    """A 1x1 layer whose rows do not fit the budget: 2-D tiles of odd widths (97 columns), each a call
+    of the pointwise variant with its own extents."""
+    plan = plan_for(work, f"fast_pw_2d_{budget}", pointwise_2d_model(), budget=budget)
+    assert "tiled_2d" in reference_paths(plan)
+    assert_same_as_reference(plan, lib)
+
+
+def pointwise_2d_model() -> onnx.ModelProto:
+    return conv_model(32, 33, (3, 97), (1, 1))

@@ -1,7 +1,7 @@
 /*
  * Inline helpers every convolution-family variant may take (conv_*.c, depthwise*.c,
  * fully_connected.c), in every build: the int32 accumulator's wrap-around, the per-channel
- * requantization, the bias, the packed-pair dot products (simd32.h) and the taps of a window
+ * requantization (and one channel's, decoded once for many outputs), the bias, the packed-pair dot products (simd32.h) and the taps of a window
  * that lie inside the input. In the Helium build (mve=1) dot2_s8/dot4_s8 take Helium dot
  * products for runs of 16 inputs and more; everything else is the same code in every build.
  * Helpers only the Helium variants take: mve_common.h.
@@ -38,6 +38,40 @@ static inline int8_t requantize(int32_t acc, const tgr_requant *rq, int32_t chan
 static inline int32_t bias_at(const uint8_t *bias, int32_t channel)
 {
     return bias != NULL ? rd_i32(bias + 4 * channel) : 0;
+}
+
+/* One output channel's requantization, decoded once for many outputs (fp_mul_by_valid_multiplier,
+ * then the zero point and the clamp). */
+typedef struct channel_requant {
+    int32_t multiplier, left, right;
+    uint32_t mask;
+    int32_t out_zp, act_min, act_max;
+} channel_requant;
+
+static inline channel_requant channel_requant_of(const tgr_requant *rq, int32_t channel)
+{
+    const int32_t pair = rq->per_channel ? channel : 0;
+    const int32_t shift = rd_i32(rq->shifts + 4 * pair);
+    channel_requant c;
+    c.multiplier = rd_i32(rq->multipliers + 4 * pair);
+    c.left = shift > 0 ? shift : 0;
+    c.right = c.left - shift;
+    c.mask = (1u << c.right) - 1u;
+    c.out_zp = rq->out_zp;
+    c.act_min = rq->act_min;
+    c.act_max = rq->act_max;
+    return c;
+}
+
+/* requantize() with the channel's values at hand: the same arithmetic as fp_mul_by_valid_multiplier
+ * and fp_rdbpot31. */
+static inline int8_t requantize_channel(int32_t acc, const channel_requant *c)
+{
+    const int64_t product = (int64_t)(int32_t)((uint32_t)acc << c->left) * (int64_t)c->multiplier;
+    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
+    const uint32_t threshold = (c->mask >> 1) + (high < 0 ? 1u : 0u);
+    const int32_t y = wrap_add((high >> c->right) + (((uint32_t)high & c->mask) > threshold ? 1 : 0), c->out_zp);
+    return (int8_t)clamp_i32(y, c->act_min, c->act_max);
 }
 
 /* acc0 += sum (x[i] - zp) * f0[i], acc1 += sum (x[i] - zp) * f1[i] over i < n: each input word

@@ -9,40 +9,6 @@
 #if !TGR_SIMD_MVE
 #include "kernels/conv_common.h"
 
-/* One output channel's requantization, decoded once for many outputs (fp_mul_by_valid_multiplier,
- * then the zero point and the clamp). */
-typedef struct channel_requant {
-    int32_t multiplier, left, right;
-    uint32_t mask;
-    int32_t out_zp, act_min, act_max;
-} channel_requant;
-
-static inline channel_requant channel_requant_of(const tgr_requant *rq, int32_t channel)
-{
-    const int32_t pair = rq->per_channel ? channel : 0;
-    const int32_t shift = rd_i32(rq->shifts + 4 * pair);
-    channel_requant c;
-    c.multiplier = rd_i32(rq->multipliers + 4 * pair);
-    c.left = shift > 0 ? shift : 0;
-    c.right = c.left - shift;
-    c.mask = (1u << c.right) - 1u;
-    c.out_zp = rq->out_zp;
-    c.act_min = rq->act_min;
-    c.act_max = rq->act_max;
-    return c;
-}
-
-/* requantize() with the channel's values at hand: the same arithmetic as fp_mul_by_valid_multiplier
- * and fp_rdbpot31. */
-static inline int8_t requantize_channel(int32_t acc, const channel_requant *c)
-{
-    const int64_t product = (int64_t)(int32_t)((uint32_t)acc << c->left) * (int64_t)c->multiplier;
-    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
-    const uint32_t threshold = (c->mask >> 1) + (high < 0 ? 1u : 0u);
-    const int32_t y = wrap_add((high >> c->right) + (((uint32_t)high & c->mask) > threshold ? 1 : 0), c->out_zp);
-    return (int8_t)clamp_i32(y, c->act_min, c->act_max);
-}
-
 /* Pointwise convolution (1x1, stride 1, every output over an input: a matrix product over
  * channels) with few input channels, `words` = in_c / 4 (1 to 4): the expansion layers of
  * inverted residual blocks, where a requantization per few MACs dominates. One output channel at

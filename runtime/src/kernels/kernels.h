@@ -103,6 +103,14 @@ static inline int tgr_conv_is_pointwise_narrow(const tgr_conv_shape *s)
            s->in_c <= 16;
 }
 
+/* A 1x1 kernel, stride 1, no padding: a matrix product over channels (the narrow predicate is
+ * asked first). */
+static inline int tgr_conv_is_pointwise(const tgr_conv_shape *s)
+{
+    return s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 && s->pad_top == 0 &&
+           s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0;
+}
+
 /* No padding on any side: then every window of every call lies inside the input the call is
  * given (tgr_conv_windows_inside holds), since a tile's input holds every row its outputs read. */
 static inline int tgr_conv_is_unpadded(const tgr_conv_shape *s)
@@ -150,6 +158,24 @@ void tgr_conv_general_s8(const tgr_window *w, const int8_t *input, const int8_t 
  * Stack: 204 B. */
 void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
                                   const uint8_t *bias, const tgr_requant *rq, int8_t *output);
+
+/* conv_pointwise.c, DSP and portable builds. Requires tgr_conv_is_pointwise (the 1x1 window and
+ * stride are not read from w); serves whole, tiled and striped calls (w's negative pads are offsets
+ * into the buffer). Per pair of output channels, bias - in_zp * sum(w) and the requantizations
+ * once; two output pixels by the two channels a pass, raw int8 products four inputs a step (each
+ * widened weight word serves two pixels, each widened input word two channels); an odd last pixel
+ * of a run one at a time, an odd last channel two pixels a pass. Any in_c, out_c.
+ * Stack: 400 B. */
+void tgr_conv_pointwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                           const tgr_requant *rq, int8_t *output);
+
+/* conv_pointwise_mve.c, mve=1 only. Requires tgr_conv_is_pointwise; any call, as
+ * tgr_conv_pointwise_s8. Groups of four output channels: bias - in_zp * sum(w) and the
+ * requantization vectors once per group, then per pixel four raw VMLADAVA dot products (sixteen
+ * inputs a step, the last in_c % 16 predicated) and one vector requantization; the last out_c % 4
+ * channels by the plain loop (conv_plain.h). Stack: 384 B. */
+void tgr_conv_pointwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                               const tgr_requant *rq, int8_t *output);
 
 /* conv_inside_mve.c, mve=1 only. Requires tgr_conv_windows_inside(w): every call of an unpadded
  * layer, the tiles of a padded one that are clear of the padding. Groups of four output channels:

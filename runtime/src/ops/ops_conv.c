@@ -179,6 +179,9 @@ static uint32_t conv_method(const tgr_plan *p, uint32_t o)
     if (tgr_conv_is_pointwise_narrow(&s)) {
         return METHOD_CONV_POINTWISE_NARROW;
     }
+    if (tgr_conv_is_pointwise(&s)) {
+        return METHOD_CONV_POINTWISE;
+    }
     if (tgr_conv_is_unpadded(&s)) {
         return METHOD_CONV_UNPADDED;
     }
@@ -204,6 +207,7 @@ static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
  * | method                 | DSP and portable builds        | Helium build (mve=1)                        |
  * |------------------------|--------------------------------|---------------------------------------------|
  * | CONV_POINTWISE_NARROW  | tgr_conv_pointwise_narrow_s8   | tgr_conv_inside_mve_s8                      |
+ * | CONV_POINTWISE         | tgr_conv_pointwise_s8          | tgr_conv_pointwise_mve_s8                   |
  * | CONV_UNPADDED          | tgr_conv_general_s8            | tgr_conv_inside_mve_s8                      |
  * | CONV_PADDED            | tgr_conv_general_s8            | per call: tgr_conv_inside_mve_s8 when its   |
  * |                        |                                | windows are inside, else tgr_conv_patch_mve_s8 |
@@ -232,6 +236,13 @@ static void run_conv_pointwise_narrow(const tgr_plan *p, uint32_t o, uint8_t *co
     conv_call c;
     conv_call_of(p, o, tensor_ptr, region, &c);
     BY_BUILD(tgr_conv_inside_mve_s8, tgr_conv_pointwise_narrow_s8)(CONV_ARGS(c));
+}
+
+static void run_conv_pointwise(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+    BY_BUILD(tgr_conv_pointwise_mve_s8, tgr_conv_pointwise_s8)(CONV_ARGS(c));
 }
 
 static void run_conv_unpadded(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -349,6 +360,7 @@ static const char *gemm_band_problem(const tgr_plan *p, uint32_t o, uint32_t axi
 
 TGR_OP_METHODS(OP_CONV, TILING_WINDOW, check_conv, conv_method);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_POINTWISE_NARROW, run_conv_pointwise_narrow);
+TGR_OP_METHOD(OP_CONV, METHOD_CONV_POINTWISE, run_conv_pointwise);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_UNPADDED, run_conv_unpadded);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED, run_conv_padded);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED_WIDE, run_conv_padded_wide);

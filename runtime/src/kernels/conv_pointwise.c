@@ -35,19 +35,24 @@ static inline int32_t folded_bias(const int8_t *f, int32_t n, int32_t bias, int3
 /* Raw dot products of pixels x, x + n (n inputs each) with filters f, f + n:
  * acc[0] += x . f, acc[1] += x . (f + n), acc[2] += (x + n) . f, acc[3] += (x + n) . (f + n).
  *
- * A step takes four inputs of both pixels and both filters: the two weight words widened to four
- * pairs, then each pixel's word widened and multiplied into its two accumulators. With the DSP
- * extension the loop is one asm block, two steps an iteration: fourteen registers (the four
- * accumulators, x, f, n, the end and six temporaries) in the order that needs no more. GCC's own
+ * A step takes four inputs of both pixels and both filters: the two weight words as four pairs
+ * (widened from the filters, or read ready-widened from `wide`: POINTWISE_WIDE_INPUTS), then each
+ * pixel's word widened and multiplied into its two accumulators. With the DSP extension the loop
+ * is one asm block, two steps an iteration, in fourteen registers (the four accumulators, x, the
+ * weights' pointer, n, the end and six temporaries) in an order that needs no more; GCC's own
  * schedule of the same code loads the four words first and spills an accumulator every step. */
 #if TGR_SIMD32_DSP
-#define POINTWISE_STEP_ASM                                                                               \
+#define POINTWISE_WEIGHTS_RAW                                                                            \
     "ldr %[w1o], [%[f], %[n]]\n\t"                                                                       \
     "ldr %[w0o], [%[f]], #4\n\t"                                                                         \
     "sxtb16 %[w1e], %[w1o]\n\t"                                                                          \
     "sxtb16 %[w1o], %[w1o], ror #8\n\t"                                                                  \
     "sxtb16 %[w0e], %[w0o]\n\t"                                                                          \
-    "sxtb16 %[w0o], %[w0o], ror #8\n\t"                                                                  \
+    "sxtb16 %[w0o], %[w0o], ror #8\n\t"
+#define POINTWISE_WEIGHTS_WIDE                                                                           \
+    "ldrd %[w0e], %[w0o], [%[f]], #8\n\t"                                                                \
+    "ldrd %[w1e], %[w1o], [%[f]], #8\n\t"
+#define POINTWISE_PIXELS                                                                                 \
     "ldr %[t], [%[x], %[n]]\n\t"                                                                         \
     "sxtb16 %[u], %[t]\n\t"                                                                              \
     "sxtb16 %[t], %[t], ror #8\n\t"                                                                      \
@@ -62,37 +67,68 @@ static inline int32_t folded_bias(const int8_t *f, int32_t n, int32_t bias, int3
     "smlad %[a1], %[u], %[w1e], %[a1]\n\t"                                                               \
     "smlad %[a0], %[t], %[w0o], %[a0]\n\t"                                                               \
     "smlad %[a1], %[t], %[w1o], %[a1]\n\t"
-#define POINTWISE_ASM_OPERANDS                                                                           \
-    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [f] "+r"(f),                \
+#define POINTWISE_ASM_OPERANDS(fp)                                                                       \
+    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [f] "+r"(fp),               \
       [w0e] "=&r"(w0e), [w0o] "=&r"(w0o), [w1e] "=&r"(w1e), [w1o] "=&r"(w1o), [t] "=&r"(t), [u] "=&r"(u)
+/* The whole steps of dot_2x2 from weights `fp` (W: POINTWISE_WEIGHTS_RAW or _WIDE). */
+#define POINTWISE_STEPS(W, fp)                                                                           \
+    do {                                                                                                 \
+        uint32_t w0e, w0o, w1e, w1o, t, u;                                                               \
+        if (x < end8) {                                                                                  \
+            __asm__("1:\n\t" W POINTWISE_PIXELS W POINTWISE_PIXELS "cmp %[x], %[end]\n\t"                \
+                    "bcc 1b" POINTWISE_ASM_OPERANDS(fp)                                                  \
+                    : [n] "r"(n), [end] "r"(end8)                                                        \
+                    : "cc", "memory");                                                                   \
+        }                                                                                                \
+        if ((n & 4) != 0) {                                                                              \
+            __asm__(W POINTWISE_PIXELS POINTWISE_ASM_OPERANDS(fp) : [n] "r"(n) : "memory");              \
+        }                                                                                                \
+    } while (0)
 #endif
 
-static inline void dot_2x2(const int8_t *x, const int8_t *f, int32_t n, int32_t *acc)
+/* The widened weights of a step from filters f, f + n (portable form). */
+static inline void widen_step(const int8_t *f, int32_t n, uint32_t *w)
+{
+    const uint32_t w0 = s32_load(f), w1 = s32_load(f + n);
+    w[0] = s32_even(w0);
+    w[1] = s32_odd(w0);
+    w[2] = s32_even(w1);
+    w[3] = s32_odd(w1);
+}
+
+/* dot_2x2 with the weights of its whole steps from `wide` (widen_pair's layout) when it is not
+ * NULL, else widened from the filters step by step. */
+static inline void dot_2x2(const int8_t *x, const int8_t *f, const uint32_t *wide, int32_t n, int32_t *acc)
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     const int8_t *const end = x + n;
+    const int8_t *const end4 = x + (n & ~3);
 #if TGR_SIMD32_DSP
     const int8_t *const end8 = x + (n & ~7);
-    uint32_t w0e, w0o, w1e, w1o, t, u;
-    if (x < end8) {
-        __asm__("1:\n\t" POINTWISE_STEP_ASM POINTWISE_STEP_ASM "cmp %[x], %[end]\n\t"
-                "bcc 1b" POINTWISE_ASM_OPERANDS
-                : [n] "r"(n), [end] "r"(end8)
-                : "cc", "memory");
-    }
-    if ((n & 4) != 0) {
-        __asm__(POINTWISE_STEP_ASM POINTWISE_ASM_OPERANDS : [n] "r"(n) : "memory");
+    if (wide != NULL) {
+        POINTWISE_STEPS(POINTWISE_WEIGHTS_WIDE, wide);
+        f += n & ~3;
+    } else {
+        POINTWISE_STEPS(POINTWISE_WEIGHTS_RAW, f);
     }
 #else
-    const int8_t *const end4 = x + (n & ~3);
     for (; x < end4; x += 4, f += 4) {
-        const uint32_t w0 = s32_load(f), w1 = s32_load(f + n), x0 = s32_load(x), x1 = s32_load(x + n);
-        a0 = s32_mla_pairs(s32_odd(x0), s32_odd(w0), s32_mla_pairs(s32_even(x0), s32_even(w0), a0));
-        a1 = s32_mla_pairs(s32_odd(x0), s32_odd(w1), s32_mla_pairs(s32_even(x0), s32_even(w1), a1));
-        a2 = s32_mla_pairs(s32_odd(x1), s32_odd(w0), s32_mla_pairs(s32_even(x1), s32_even(w0), a2));
-        a3 = s32_mla_pairs(s32_odd(x1), s32_odd(w1), s32_mla_pairs(s32_even(x1), s32_even(w1), a3));
+        uint32_t own[4];
+        const uint32_t *w = wide;
+        const uint32_t x0 = s32_load(x), x1 = s32_load(x + n);
+        if (w != NULL) {
+            wide += 4;
+        } else {
+            widen_step(f, n, own);
+            w = own;
+        }
+        a0 = s32_mla_pairs(s32_odd(x0), w[1], s32_mla_pairs(s32_even(x0), w[0], a0));
+        a1 = s32_mla_pairs(s32_odd(x0), w[3], s32_mla_pairs(s32_even(x0), w[2], a1));
+        a2 = s32_mla_pairs(s32_odd(x1), w[1], s32_mla_pairs(s32_even(x1), w[0], a2));
+        a3 = s32_mla_pairs(s32_odd(x1), w[3], s32_mla_pairs(s32_even(x1), w[2], a3));
     }
 #endif
+    (void)end4;
     for (; x < end; ++x, ++f) {
         const int32_t x0 = x[0], x1 = x[n], f0 = f[0], f1 = f[n];
         a0 = wrap_add(a0, x0 * f0);
@@ -104,6 +140,20 @@ static inline void dot_2x2(const int8_t *x, const int8_t *f, int32_t n, int32_t 
     acc[1] = a1;
     acc[2] = a2;
     acc[3] = a3;
+}
+
+/* Input channels up to which a pass widens its two filters once, into 4 * POINTWISE_WIDE_INPUTS
+ * bytes of stack (256 B), rather than at every step of every pixel pair: a step then reads its
+ * four pairs with two LDRDs. */
+#define POINTWISE_WIDE_INPUTS 64
+
+/* Filters f, f + n widened, each whole step's four pairs in a row (widen_step). */
+static inline void widen_pair(const int8_t *f, int32_t n, uint32_t *wide)
+{
+    int32_t i;
+    for (i = 0; i + 4 <= n; i += 4, wide += 4) {
+        widen_step(f + i, n, wide);
+    }
 }
 
 /* The geometry of one image of a call: `rows` runs of `cols` pixels, each run's inputs contiguous,
@@ -129,8 +179,13 @@ static TGR_NOINLINE void pointwise_pair(const pointwise_image *im_in, const int8
     const int32_t b1 = folded_bias(f0 + in_c, in_c, bias_at(bias, oc + 1), q.in_zp);
     const channel_requant c0 = channel_requant_of(&q, oc);
     const channel_requant c1 = channel_requant_of(&q, oc + 1);
+    uint32_t widened[POINTWISE_WIDE_INPUTS];
+    const uint32_t *wide = in_c <= POINTWISE_WIDE_INPUTS ? widened : NULL;
     int32_t r, p;
     int8_t *y = output + oc;
+    if (wide != NULL) {
+        widen_pair(f0, in_c, widened);
+    }
     for (r = 0; r < im.rows; ++r) {
         const int8_t *x = im.x + (int64_t)r * im.row_stride;
         for (p = 0; p + 2 <= im.cols; p += 2, x += 2 * in_c, y += 2 * out_c) {
@@ -139,7 +194,7 @@ static TGR_NOINLINE void pointwise_pair(const pointwise_image *im_in, const int8
             acc[1] = b1;
             acc[2] = b0;
             acc[3] = b1;
-            dot_2x2(x, f0, in_c, acc);
+            dot_2x2(x, f0, wide, in_c, acc);
             y[0] = requantize_channel(acc[0], &c0);
             y[out_c] = requantize_channel(acc[2], &c0);
             y[1] = requantize_channel(acc[1], &c1);

@@ -162,10 +162,11 @@ void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, cons
 /* conv_pointwise.c, DSP and portable builds. Requires tgr_conv_is_pointwise (the 1x1 window and
  * stride are not read from w); serves whole, tiled and striped calls (w's negative pads are offsets
  * into the buffer). Per pair of output channels, bias - in_zp * sum(w) and the requantizations
- * once; two output pixels by the two channels a pass, raw int8 products four inputs a step (each
+ * once, and for in_c <= 64 both filters widened to 16-bit pairs once, into 256 B of stack; then
+ * two output pixels by the two channels a pass, raw int8 products four inputs a step (each
  * widened weight word serves two pixels, each widened input word two channels); an odd last pixel
  * of a run one at a time, an odd last channel two pixels a pass. Any in_c, out_c.
- * Stack: 400 B. */
+ * Stack: 672 B, the widened filters included. */
 void tgr_conv_pointwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                            const tgr_requant *rq, int8_t *output);
 

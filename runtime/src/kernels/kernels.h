@@ -166,7 +166,7 @@ void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, cons
  * two output pixels by the two channels a pass, raw int8 products four inputs a step (each
  * widened weight word serves two pixels, each widened input word two channels); an odd last pixel
  * of a run one at a time, an odd last channel two pixels a pass. Any in_c, out_c.
- * Stack: 672 B, the widened filters included. */
+ * Stack: 664 B, the widened filters included. */
 void tgr_conv_pointwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                            const tgr_requant *rq, int8_t *output);
 

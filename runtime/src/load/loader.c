@@ -479,6 +479,11 @@ static tgr_status check_tensors(tgr_plan *p, tgr_error *err)
                             flags & ~allowed_flags);
         }
         if (dtype != TGR_DTYPE_INT8) {
+            /* Quantization belongs to int8 tensors only; the reference refuses it elsewhere. */
+            if (quant != NONE16) {
+                return tgr_fail(err, TGR_ERR_QUANT, "tensor %u of dtype %u names quantization entry %u", t, dtype,
+                                quant);
+            }
             continue;
         }
         if (quant >= p->num_quant) {
@@ -539,6 +544,21 @@ static tgr_status check_interface(const tgr_plan *p, tgr_error *err)
         if (!!(flags & TF_MODEL_INPUT) != io_list_contains(p, 0u, p->num_inputs, t) ||
             !!(flags & TF_MODEL_OUTPUT) != io_list_contains(p, p->num_inputs, p->num_outputs, t)) {
             return tgr_fail(err, TGR_ERR_TENSOR, "tensor %u interface flags disagree with the header list", t);
+        }
+    }
+    /* Graph 0 is the main graph: its lists repeat the model interface, entry for entry (the
+     * reference refuses any other list as "section offset out of bounds"). */
+    if (p->num_graphs > 0u) {
+        if (graph_in_count(p, 0) != p->num_inputs || graph_out_count(p, 0) != p->num_outputs) {
+            return tgr_fail(err, TGR_ERR_STAGE, "graph 0 lists %u inputs and %u outputs, the model %u and %u",
+                            graph_in_count(p, 0), graph_out_count(p, 0), p->num_inputs, p->num_outputs);
+        }
+        for (i = 0; i < total; ++i) {
+            t = i < p->num_inputs ? graph_input(p, 0, i) : graph_output(p, 0, i - p->num_inputs);
+            if (t != model_io_tensor(p, i)) {
+                return tgr_fail(err, TGR_ERR_STAGE, "graph 0 interface entry %u is tensor %u, the model's %u", i, t,
+                                model_io_tensor(p, i));
+            }
         }
     }
     return TGR_OK;
@@ -843,6 +863,24 @@ static tgr_status check_stage_io(const tgr_plan *p, uint32_t s, tgr_error *err)
     return TGR_OK;
 }
 
+/* A v10 tile record uses the extents of one mode and leaves the others 0, as the compiler writes
+ * it and the reference requires: 2-D tiles (axis 3) an output band and width; a grouped reduction
+ * a channel group and a spatial interval; a row band (axis 1) an input band or, for Resize, an
+ * output band; a transpose none, and only it may set BAND_ON_COLUMNS. */
+static int v10_extents_fit_mode(const uint8_t *r)
+{
+    const uint32_t in_band = rd_u32(r + 4), out_band = rd_u32(r + 8), out_width = rd_u32(r + 12);
+    const int grouped = rd_u32(r + 16) != 0u || rd_u32(r + 20) != 0u;
+    const int on_columns = (rd_u16(r + 2) & 1u) != 0u;
+    if (r[1] == 3u) {
+        return in_band == 0u && !grouped && !on_columns;
+    }
+    if (grouped) {
+        return in_band == 0u && out_band == 0u && out_width == 0u && !on_columns;
+    }
+    return out_width == 0u && !(in_band != 0u && out_band != 0u) && !(on_columns && (in_band | out_band) != 0u);
+}
+
 static tgr_status check_tile_plans(const tgr_plan *p, tgr_error *err)
 {
     uint32_t i;
@@ -869,6 +907,10 @@ static tgr_status check_tile_plans(const tgr_plan *p, tgr_error *err)
             if (tileable && (rd_u32(r + 28) == 0u || rd_u32(r + 28) > p->budget)) {
                 return tgr_fail(err, TGR_ERR_STAGE, "tile plan %u tiled peak %u outside (0, budget]", i,
                                 rd_u32(r + 28));
+            }
+            if (!v10_extents_fit_mode(r)) {
+                return tgr_fail(err, TGR_ERR_STAGE, "tile plan %u (axis %u) sets extents its mode does not use", i,
+                                axis);
             }
         }
     }

@@ -43,6 +43,12 @@ tgr_status tgr_lz4_bind_weight_blocks(tgr_plan *p, uint32_t start, uint32_t end,
     for (b = 0; b < p->num_blocks; ++b) {
         uint32_t offset = block_offset(p, b);
         uint32_t packed = block_packed(p, b);
+        /* The reference reads a block's weight range too: at least one weight, inside the table. */
+        if (rd_u16(BLOCK_ENTRY(p, b) + 4) == 0u ||
+            (uint32_t)rd_u16(BLOCK_ENTRY(p, b) + 2) + rd_u16(BLOCK_ENTRY(p, b) + 4) > p->num_weights) {
+            return tgr_fail(err, TGR_ERR_WEIGHT, "weight block %u names weights %u..+%u of %u", b,
+                            rd_u16(BLOCK_ENTRY(p, b) + 2), rd_u16(BLOCK_ENTRY(p, b) + 4), p->num_weights);
+        }
         if (block_stage(p, b) >= p->num_stages || (b > 0u && block_stage(p, b) <= block_stage(p, b - 1u))) {
             return tgr_fail(err, TGR_ERR_WEIGHT, "weight block %u names stage %u out of order or range", b,
                             block_stage(p, b));

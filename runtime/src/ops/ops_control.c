@@ -54,7 +54,41 @@ static tgr_status graphs_of(const tgr_plan *p, uint32_t o, uint32_t *first, uint
     return TGR_OK;
 }
 
-/* Graph g takes `count` inputs stored like the op's inputs from `from` on. */
+/* Tensor t is graph g's own input: no op writes it, no interface or state holds it, and no stage
+ * or graph outside g lists it. The control path places and fills it before g runs; a tensor of
+ * another graph in that list would be overwritten or read where it was never placed. */
+static int graph_owns_input(const tgr_plan *p, uint32_t g, uint32_t t)
+{
+    uint32_t o, s, i, h;
+    if (tensor_flags(p, t) & (TF_MODEL_INPUT | TF_MODEL_OUTPUT | TF_STATE)) {
+        return 0;
+    }
+    for (o = 0; o < p->num_ops; ++o) {
+        for (i = 0; i < op_num_outputs(p, o); ++i) {
+            if (op_output(p, o, i) == t) {
+                return 0;
+            }
+        }
+    }
+    for (s = 0; s < p->num_stages; ++s) {
+        if (graph_of_stage(p, s) == g) {
+            continue;
+        }
+        for (i = 0; i < stage_in_count(p, s); ++i) {
+            if (stage_input(p, s, i) == t) {
+                return 0;
+            }
+        }
+    }
+    for (h = 0; h < p->num_graphs; ++h) {
+        if (h != g && graph_lists(p, h, 0, t)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Graph g takes `count` inputs of its own, stored like the op's inputs from `from` on. */
 static int graph_takes(const tgr_plan *p, uint32_t g, uint32_t o, uint32_t from, uint32_t count)
 {
     uint32_t i;
@@ -62,7 +96,8 @@ static int graph_takes(const tgr_plan *p, uint32_t g, uint32_t o, uint32_t from,
         return 0;
     }
     for (i = 0; i < count; ++i) {
-        if (!same_storage(p, graph_input(p, g, i), op_input(p, o, from + i))) {
+        if (!same_storage(p, graph_input(p, g, i), op_input(p, o, from + i)) ||
+            !graph_owns_input(p, g, graph_input(p, g, i))) {
             return 0;
         }
     }
@@ -154,7 +189,8 @@ static tgr_status check_while(const tgr_plan *p, uint32_t o, tgr_error *err)
     }
     for (k = 0; k < vars; ++k) {
         if (!same_storage(p, graph_input(p, cond, k), op_output(p, o, k)) ||
-            !same_storage(p, graph_input(p, body, k), op_output(p, o, k))) {
+            !same_storage(p, graph_input(p, body, k), op_output(p, o, k)) ||
+            !graph_owns_input(p, cond, graph_input(p, cond, k)) || !graph_owns_input(p, body, graph_input(p, body, k))) {
             return tgr_bad_op(err, p, o, "its graphs do not take the loop variables");
         }
     }

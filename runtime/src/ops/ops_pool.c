@@ -11,6 +11,9 @@ static tgr_status check_pool(const tgr_plan *p, uint32_t o, tgr_error *err)
     uint32_t span_h, span_w;
     tgr_status st;
     op_decode(p, o, &sp);
+    if (sp.fused_act != ACT_NONE) {
+        return tgr_bad_op(err, p, o, "pooling takes no fused activation (its bounds alone clamp)");
+    }
     st = tgr_check_window_geometry(p, o, &sp, err);
     if (st != TGR_OK) {
         return st;
@@ -74,6 +77,11 @@ static tgr_status check_global_avg(const tgr_plan *p, uint32_t o, tgr_error *err
     uint32_t in = op_input(p, o, 0);
     uint32_t out = op_output(p, o, 0);
     const uint8_t *rounding = tgr_attr_find(p, o, ATTR_POOL_ROUNDING, NULL);
+    op_spatial sp;
+    op_decode(p, o, &sp);
+    if (sp.fused_act != ACT_NONE) {
+        return tgr_bad_op(err, p, o, "a global average takes no fused activation");
+    }
     if (!tgr_is_nhwc(p, in) || tensor_ndim(p, out) != 4u || tensor_dim(p, out, 1) != 1 || tensor_dim(p, out, 2) != 1 ||
         tensor_dim(p, in, 0) != tensor_dim(p, out, 0) || tensor_dim(p, in, 3) != tensor_dim(p, out, 3)) {
         return tgr_bad_op(err, p, o, "expects [N, H, W, C] -> [N, 1, 1, C]");
@@ -91,13 +99,16 @@ static tgr_status check_global_avg(const tgr_plan *p, uint32_t o, tgr_error *err
 
 void tgr_mean_of(const tgr_plan *p, uint32_t o, tgr_mean *m)
 {
-    op_spatial sp;
     uint32_t in = op_input(p, o, 0);
     tgr_qparams qin = tgr_qparams_of(p, in);
     tgr_qparams qout = tgr_qparams_of(p, op_output(p, o, 0));
+    const int avg_pool_rounding = tgr_attr_find(p, o, ATTR_POOL_ROUNDING, NULL) != NULL;
+    op_spatial sp;
     op_decode(p, o, &sp);
-    tgr_mean_prepare(tensor_dim(p, in, 1) * tensor_dim(p, in, 2), &qin, &qout, sp.act_min, sp.act_max,
-                     tgr_attr_find(p, o, ATTR_POOL_ROUNDING, NULL) != NULL, m);
+    /* A whole-map AveragePool (it carries POOL_ROUNDING) clamps to act_min/act_max as pooling does;
+     * the reference ignores them on a plain global average (TFLite MEAN). */
+    tgr_mean_prepare(tensor_dim(p, in, 1) * tensor_dim(p, in, 2), &qin, &qout, avg_pool_rounding ? sp.act_min : -128,
+                     avg_pool_rounding ? sp.act_max : 127, avg_pool_rounding, m);
 }
 
 static void run_global_avg(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)

@@ -184,10 +184,17 @@ const char *tgr_index_band_problem(const tgr_plan *p, uint32_t o, uint32_t axis)
 tgr_status tgr_check_quantize_float(const tgr_plan *p, uint32_t o, tgr_error *err);
 void tgr_run_quantize_float(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region);
 
+#if TGR_MESSAGES
 /* "op N (Name): what" as a TGR_ERR_OP failure. */
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);
 /* "op N (Name): what is not supported by this runtime" as a TGR_ERR_UNSUPPORTED failure. */
 tgr_status tgr_unsupported_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what);
+#else
+/* Without messages the reason is never compiled, so its text does not reach the image. */
+#define tgr_bad_op(err, p, o, what) ((void)sizeof tgr_unevaluated((p), (o), (what)), tgr_fail_status((err), TGR_ERR_OP))
+#define tgr_unsupported_op(err, p, o, what) \
+    ((void)sizeof tgr_unevaluated((p), (o), (what)), tgr_fail_status((err), TGR_ERR_UNSUPPORTED))
+#endif
 /* No fused activation: the encoding ops without an activation of their own must carry. */
 int tgr_neutral_activation(const op_spatial *sp);
 

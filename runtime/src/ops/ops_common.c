@@ -19,6 +19,7 @@ tgr_status tgr_check_rescale(const tgr_plan *p, uint32_t o, uint32_t in, uint32_
     return TGR_OK;
 }
 
+#if TGR_MESSAGES
 tgr_status tgr_bad_op(tgr_error *err, const tgr_plan *p, uint32_t o, const char *what)
 {
     return tgr_fail(err, TGR_ERR_OP, "op %u (%s): %s", o, tgr_op_name(op_type(p, o)), what);
@@ -29,6 +30,7 @@ tgr_status tgr_unsupported_op(tgr_error *err, const tgr_plan *p, uint32_t o, con
     return tgr_fail(err, TGR_ERR_UNSUPPORTED, "op %u (%s): %s is not supported by this runtime", o,
                     tgr_op_name(op_type(p, o)), what);
 }
+#endif
 
 int tgr_neutral_activation(const op_spatial *sp)
 {

@@ -154,7 +154,7 @@ def over_budget_example(out: Output, region: str) -> str:
 def fit_example(out: Output) -> str:
     """``scons model=X fit``: the first progress line and the sweep's table."""
     lines = out.lines()
-    progress = [s for s in lines if s.startswith("FIT ") and "[1/" in s]
+    progress = [s for s in lines if re.match(r"FIT \S+ \[1/", s)]  # the sweep's own board, not "on <board>"
     table = _between(lines, lambda s: s.startswith("tigris fit:"), lambda s: s.startswith("result:"), "fit table")
     if not progress:
         raise ExampleError("the fit output has no first progress line")

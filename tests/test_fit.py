@@ -89,14 +89,15 @@ def test_equal_points_are_both_on_the_front():
 def test_table_lists_every_point_the_marks_and_the_parts():
     rows = mark_front([_row(640, 20112, 11820906), _row(16000, 19504, 10323031),
                        failed_row(752640, 1, "does not fit mps3-an547: the fast arena is larger than DTCM")])
-    parts = [{"name": "nRF52840", "core": "Cortex-M4", "fits": True, "budget": 16000, "instructions": 10323031},
+    parts = [{"name": "nRF52840", "core": "Cortex-M4", "fits": True, "budget": 16000, "instructions": 10995200,
+              "measured_on": "mps2-an386", "sizes_from": "mps2-an386"},
              {"name": "TINY", "core": "Cortex-M0", "fits": False, "reason": "SRAM 19,504 B > 16 KiB"}]
     text = render_table("ds_cnn", "mps3-an547", rows, parts, "build/ds_cnn/ds_cnn.fit.svg")
     lines = text.splitlines()
     assert "16,000       1" in next(ln for ln in lines if ln.lstrip().startswith("16,000"))
     assert next(ln for ln in lines if ln.lstrip().startswith("16,000")).rstrip().endswith("*<")
     assert "failed  does not fit mps3-an547" in next(ln for ln in lines if ln.lstrip().startswith("752,640"))
-    assert "nRF52840         Cortex-M4   fits at budget 16,000 B (10,323,031 instructions)" in text
+    assert "nRF52840         Cortex-M4   fits at budget 16,000 B (10,995,200 instructions on mps2-an386)" in text
     assert "TINY             Cortex-M0   does not fit: SRAM 19,504 B > 16 KiB" in text
     assert "picture: build/ds_cnn/ds_cnn.fit.svg" in text
     assert lines[-1] == "result: 2 of 3 points ran and matched the reference"
@@ -107,3 +108,33 @@ def test_progress_line_names_the_point_and_its_reason():
     assert progress_line("m", 2, 5, failed_row(700, 3, "QEMU timed out")) == \
         "FIT m [2/5] budget 700 B, 3 stages: QEMU timed out\n"
     assert "SRAM 20,112 B" in progress_line("m", 1, 5, _row(640, 20112, 5))
+
+
+def test_extra_boards_one_per_other_core_with_a_board():
+    from tigris_scons.boards import get_board
+    from tigris_scons.fit import extra_boards
+
+    an547 = get_board("mps3-an547")
+    cores = ["Cortex-M55", "Cortex-M4", "Cortex-M4", "Cortex-M7", "Cortex-M33", "Cortex-M85"]
+    assert [b.machine for b in extra_boards(cores, an547)] == ["mps2-an386", "mps2-an500", "mps2-an505"]
+    assert [b.machine for b in extra_boards(cores, get_board("mps2-an386"))] == \
+        ["mps2-an500", "mps2-an505", "mps3-an547"]
+    assert extra_boards(["Cortex-M55"], an547) == []
+    assert [b.machine for b in extra_boards(cores, an547, "Cortex-M4, Cortex-M85")] == ["mps2-an386"]
+    assert extra_boards(cores, an547, "Cortex-M55") == []
+
+
+def test_table_says_where_each_parts_work_was_measured():
+    rows = mark_front([_row(16000, 19760, 7_899_219)])
+    parts = [{"name": "nRF52840", "core": "Cortex-M4", "fits": True, "budget": 16000, "instructions": 8_324_840,
+              "measured_on": "mps2-an386", "sizes_from": "mps2-an386", "reason": ""},
+             {"name": "M85", "core": "Cortex-M85", "fits": True, "budget": 16000, "instructions": None,
+              "measured_on": None, "sizes_from": "mps3-an547", "reason": ""}]
+    cores = {"Cortex-M4": {"board": "mps2-an386", "rows": [dict(rows[0], instructions=8_324_840)]}}
+    text = render_table("ds_cnn", "mps3-an547", rows, parts, None, cores)
+    assert "nRF52840         Cortex-M4   fits at budget 16,000 B (8,324,840 instructions on mps2-an386)" in text
+    assert "no QEMU board emulates Cortex-M85: work not measured" in text
+    assert "work on Cortex-M4 (mps2-an386), instr/inference per budget: 16,000 B: 8,324,840" in text
+    assert "7,899,219 instructions" not in text.split("parts (catalog)")[1]
+    m7 = dict(parts[1], name="H7", core="Cortex-M7")
+    assert "fit_cores= leaves Cortex-M7 out: work not measured" in render_table("m", "mps3-an547", rows, [m7])

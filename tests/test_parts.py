@@ -271,24 +271,31 @@ def test_best_fit_ties_and_missing_counts():
     assert tie[1]["budget"] == 2
 
 
+def _on_m4(rows):
+    """fit_summary's arguments when every row was measured on the M4's board."""
+    return {"Cortex-M4": ("mps2-an386", rows)}, ("mps3-an547", rows)
+
+
 def test_fit_summary_per_part():
     tiny = part({"RAM": 32 * KIB}, 1 * MIB, "Tiny")
-    lines = fit_summary([NRF, SPLIT, tiny], ROWS)
+    lines = fit_summary([NRF, SPLIT, tiny], *_on_m4(ROWS))
     assert [line["name"] for line in lines] == ["nRF", "Split", "Tiny"]
     assert lines[0] == {"name": "nRF", "core": "Cortex-M4", "sram_total": 256 * KIB, "flash": 1 * MIB,
-                        "fits": True, "budget": 32 * KIB, "instructions": 5_000_000, "reason": ""}
+                        "fits": True, "budget": 32 * KIB, "instructions": 5_000_000, "measured_on": "mps2-an386",
+                        "sizes_from": "mps2-an386", "reason": ""}
     assert (lines[1]["fits"], lines[1]["budget"], lines[1]["instructions"]) == (True, 128 * KIB, 3_000_000)
     # nothing fits: the reason is from the good row with the least static SRAM (40 KiB)
     assert lines[2]["fits"] is False and lines[2]["budget"] is None and lines[2]["instructions"] is None
     assert lines[2]["reason"] == "SRAM 40,960 B > 32 KiB"
-    none_ok = fit_summary([NRF], [row(1, 1, 1, 1, 1, ok=False)])
+    none_ok = fit_summary([NRF], *_on_m4([row(1, 1, 1, 1, 1, ok=False)]))
     assert none_ok[0]["fits"] is False and "no sweep point" in none_ok[0]["reason"]
 
 
 def test_shipped_parts_in_a_summary():
     """The whole catalog through the summary: each part gets the fastest sweep point it can hold."""
     catalog = load_catalog()
-    lines = {line["name"]: line for line in fit_summary(catalog.values(), ROWS)}
+    every_core = {core: ("board", ROWS) for core in ("Cortex-M4", "Cortex-M7", "Cortex-M33", "Cortex-M55")}
+    lines = {line["name"]: line for line in fit_summary(catalog.values(), every_core, ("board", ROWS))}
     assert {name: line["budget"] for name, line in lines.items()} == {
         "AN547": 128 * KIB, "AE1C1F4051920PH0": 128 * KIB, "STM32H743ZI": 128 * KIB, "STM32U585AI": 128 * KIB,
         "nRF52840": 32 * KIB,     # 300 KiB of SRAM does not fit 256 KiB
@@ -297,6 +304,20 @@ def test_shipped_parts_in_a_summary():
     }
     assert all(line["fits"] and line["reason"] == "" for line in lines.values())
     heavy = [row(512 * KIB, 1000 * KIB, 300 * KIB, 3 * MIB, 1)]
-    lines = {line["name"]: line for line in fit_summary(catalog.values(), heavy)}
+    lines = {line["name"]: line for line in fit_summary(catalog.values(), {}, ("board", heavy))}
     assert lines["AN547"]["fits"] and not lines["STM32H743ZI"]["fits"]
     assert lines["STM32H743ZI"]["reason"] == "SRAM 1,024,000 B > 996 KiB; flash 3,145,728 B > 2 MiB"
+
+
+def test_fit_summary_answers_each_part_with_its_own_cores_work():
+    """A part's line never shows another core's work: an M4 part is judged on the M4 rows; a
+    core no board emulates gets sizes from the sweep's board and no instruction count."""
+    m55_rows = [row(8 * KIB, 40 * KIB, 8 * KIB, 100 * KIB, 1_000)]
+    m4_rows = [row(8 * KIB, 40 * KIB, 8 * KIB, 100 * KIB, 2_000)]
+    m85 = Part(name="M85", vendor="v", core="Cortex-M85", description="d", flash=MIB, sram={"RAM": 256 * KIB},
+               source_url="https://example.com", source_document="doc", path=Path("m85.toml"))
+    lines = fit_summary([NRF, m85], {"Cortex-M55": ("mps3-an547", m55_rows), "Cortex-M4": ("mps2-an386", m4_rows)},
+                        ("mps3-an547", m55_rows))
+    assert (lines[0]["instructions"], lines[0]["measured_on"]) == (2_000, "mps2-an386")
+    assert lines[1]["fits"] and lines[1]["instructions"] is None and lines[1]["measured_on"] is None
+    assert lines[1]["sizes_from"] == "mps3-an547"

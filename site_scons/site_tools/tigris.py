@@ -70,6 +70,8 @@ def add_variables(env, opts) -> None:
     opts.Add(BoolVariable("icount", "1 (default): run QEMU with -icount shift=0, so the firmware's WORK line (SysTick "
                           "ticks of one inference; x31.25 = instructions on mps3-an547, x40 on mps2-an386/an500, x50 on mps2-an505) repeats exactly and goes to <model>.run.json; "
                           "0: QEMU's clock follows host time and the figure varies; a count of work, not latency", True))
+    opts.Add("fit_cores", "fit: the cores whose work the part lines show, each measured on its own board: all "
+             "(default: every core among the catalog parts) or a comma list such as Cortex-M4,Cortex-M55", "all")
     opts.Add("cross", "cross toolchain prefix", "arm-none-eabi-")
     opts.Add(BoolVariable("messages", "0: the firmware keeps status codes but drops every message text "
                           "(smallest image); 1 (default): messages say why a plan was refused", True))
@@ -119,6 +121,7 @@ def generate(env, **kw) -> None:
         TIGRISBUILD_SIZE_ALIAS="size",
         TIGRISBUILD_FIT_ALIAS="fit",
         TIGRISBUILD_PARTS_DIR=str(_ROOT / "parts"),
+        TIGRISBUILD_FIT_CORES="all",
         TIGRISBUILD_HOST_ALIAS="host",
         TIGRISBUILD_VERBOSE=False,
         TIGRISBUILD_FW_SELFTEST=None,

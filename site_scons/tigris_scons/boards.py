@@ -127,6 +127,13 @@ BOARDS: dict[str, Board] = {
 ALL_REGION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(r.name for b in BOARDS.values() for r in b.regions))
 
 
+def board_for_core(core: str) -> Board | None:
+    """The QEMU board that emulates ``core`` (the default board first), or None: the board a
+    ``fit`` point runs on to measure a part of that core."""
+    ordered = [BOARDS[DEFAULT_BOARD], *(b for b in BOARDS.values() if b.machine != DEFAULT_BOARD)]
+    return next((b for b in ordered if b.core == core), None)
+
+
 def get_board(machine: str | None) -> Board:
     """The board for ``board=`` (None or empty: the default, ``mps3-an547``)."""
     name = (machine or DEFAULT_BOARD).strip().lower()

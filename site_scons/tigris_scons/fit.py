@@ -13,10 +13,11 @@ inference under ``-icount shift=0``: repeatable, a count of work, not a latency.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .boards import Board, board_for_core
 from .units import fmt_bytes
 
 #: The reason of a point SCons never got to: without ``-k`` the build stops at the first failure.
@@ -81,12 +82,24 @@ def rows_after_failures(points: Sequence[tuple[int, int, str]], built: Sequence[
     return rows
 
 
+def extra_boards(cores: Iterable[str], board: Board, wanted: str = "all") -> list[Board]:
+    """The boards a sweep also runs on so that every catalog part's core has its own work figure:
+    one per core among ``cores`` other than ``board``'s that some QEMU board emulates, in a stable
+    order. A core no board emulates gets none (its part lines say so). ``wanted`` (``fit_cores=``)
+    is ``all`` or a comma list of cores to measure; the others' part lines show no work."""
+    chosen = set(cores) if wanted.strip().lower() == "all" else {c.strip() for c in wanted.split(",")} & set(cores)
+    found = {b.machine: b for b in (board_for_core(c) for c in sorted(chosen) if c != board.core) if b}
+    return [found[m] for m in sorted(found)]
+
+
 def report(model: str, board: str, rows: list[dict[str, Any]], parts: list[dict[str, Any]],
-           picture: str) -> dict[str, Any]:
-    """``<m>.fit.json``: the rows (marked by :func:`mark_front`), the part lines, the picture and
-    the table the console prints (``<m>.fit.txt``)."""
-    return {"schema": 1, "kind": "fit", "model": model, "board": board, "rows": rows, "parts": parts,
-            "table": render_table(model, board, rows, parts, picture), "picture": picture}
+           picture: str, cores: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``<m>.fit.json``: the rows (marked by :func:`mark_front`), the part lines, the picture, the
+    rows measured on the other cores' boards (``cores``: core -> board and rows) and the table
+    the console prints (``<m>.fit.txt``)."""
+    cores = cores or {}
+    return {"schema": 2, "kind": "fit", "model": model, "board": board, "rows": rows, "parts": parts,
+            "cores": cores, "table": render_table(model, board, rows, parts, picture, cores), "picture": picture}
 
 
 def mark_front(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -110,7 +123,7 @@ def _cell(value: Any) -> str:
 
 
 def render_table(model: str, board: str, rows: list[dict[str, Any]], parts: list[dict[str, Any]],
-                 picture: str | None = None) -> str:
+                 picture: str | None = None, cores: dict[str, dict[str, Any]] | None = None) -> str:
     """The sweep as text: one row per point, the marks, then one line per catalog part."""
     head = ("budget B", "stages", "fast peak", "slow peak", "stack", "SRAM static", "flash", "instr/inference",
             "output", "")
@@ -128,15 +141,24 @@ def render_table(model: str, board: str, rows: list[dict[str, Any]], parts: list
                      .rstrip())
     lines.append("* Pareto front (on-chip SRAM against instructions), < smallest on-chip SRAM that runs and "
                  "matches; SRAM static = .data/.bss + arenas + stack on on-chip regions (ELF); flash = plan + image")
+    for core, measured in (cores or {}).items():
+        figures = ", ".join(f"{_cell(r['budget'])} B: {_cell(r['instructions']) if r['ok'] else 'failed'}"
+                            for r in measured["rows"])
+        lines.append(f"work on {core} ({measured['board']}), instr/inference per budget: {figures}")
     if parts:
-        lines.append("parts (catalog): fits = the point with the least work whose SRAM, largest block and "
-                     "flash fit the part")
+        lines.append("parts (catalog): fits = the point with the least work on the part's own core whose SRAM, "
+                     "largest block and flash fit the part")
         for p in parts:
-            if p["fits"]:
-                lines.append(f"  {p['name']:<16} {p['core']:<11} fits at budget {p['budget']:,} B "
-                             f"({_cell(p['instructions'])} instructions)")
-            else:
+            if not p["fits"]:
                 lines.append(f"  {p['name']:<16} {p['core']:<11} does not fit: {p['reason']}")
+            elif p.get("measured_on"):
+                lines.append(f"  {p['name']:<16} {p['core']:<11} fits at budget {p['budget']:,} B "
+                             f"({_cell(p['instructions'])} instructions on {p['measured_on']})")
+            else:
+                why = (f"no QEMU board emulates {p['core']}" if board_for_core(p["core"]) is None
+                       else f"fit_cores= leaves {p['core']} out")
+                lines.append(f"  {p['name']:<16} {p['core']:<11} fits at budget {p['budget']:,} B (sizes from "
+                             f"{p['sizes_from']}; {why}: work not measured)")
     if picture:
         lines.append(f"picture: {picture}")
     ok = sum(1 for r in rows if r["ok"])
@@ -145,7 +167,7 @@ def render_table(model: str, board: str, rows: list[dict[str, Any]], parts: list
 
 
 def progress_line(model: str, index: int, count: int, row: dict[str, Any]) -> str:
-    """The line printed as each point finishes."""
+    """The line printed as each point finishes (``model`` names the board too off the sweep's)."""
     if not row["ok"]:
         return f"FIT {model} [{index}/{count}] budget {row['budget']:,} B, {row['stages']} stages: {row['reason']}\n"
     return (f"FIT {model} [{index}/{count}] budget {row['budget']:,} B, {row['stages']} stages: SRAM "

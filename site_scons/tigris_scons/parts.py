@@ -253,16 +253,24 @@ def best_fit(part: Part, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | 
     return dict(min(candidates, key=rank))
 
 
-def fit_summary(parts: Iterable[Part], rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def fit_summary(parts: Iterable[Part], rows_by_core: Mapping[str, tuple[str, Sequence[Mapping[str, Any]]]],
+                fallback: tuple[str, Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """One line per part for a fit report: does any good point fit it, and which one is best.
+
+    ``rows_by_core`` maps a core to the board its points ran on and their rows: a part is judged
+    on the rows of its own core, so its work is that core's. A part whose core no board emulates
+    is judged on ``fallback`` (the sweep's board and rows) for SRAM and flash only: its line
+    carries no instruction count and ``measured_on`` says so.
 
     When nothing fits, ``reason`` comes from the good point with the least static SRAM, the one
     closest to fitting, so the line says by how much the model misses the part.
     """
-    rows = list(rows)
-    good = _ok_rows(rows)
     summary = []
     for part in parts:
+        own = part.core in rows_by_core
+        board, rows = rows_by_core[part.core] if own else fallback
+        rows = list(rows)
+        good = _ok_rows(rows)
         best = best_fit(part, rows)
         line: dict[str, Any] = {
             "name": part.name,
@@ -271,7 +279,9 @@ def fit_summary(parts: Iterable[Part], rows: Iterable[Mapping[str, Any]]) -> lis
             "flash": part.flash,
             "fits": best is not None,
             "budget": best["budget"] if best else None,
-            "instructions": best.get("instructions") if best else None,
+            "instructions": best.get("instructions") if best and own else None,
+            "measured_on": board if own else None,
+            "sizes_from": board,
             "reason": "",
         }
         if best is None:

@@ -27,6 +27,7 @@ import SCons.Node
 from tigris_scons import fit as fit_rules
 from tigris_scons import ladder
 from tigris_scons.errors import TigrisError
+from tigris_scons.parts import load_catalog
 
 from .common import SITE, action, params, quiet, read_json, tail, value, write
 from .model import ModelTargets, declaration, model_dir, model_file_node, model_source_deps, tigris_model, tigris_version
@@ -86,20 +87,25 @@ def _fit_row(target, source, env):
     row = fit_rules.read_point(Path(target[0].get_abspath()).parent, settings["model"], settings["budget"],
                                settings["stages"])
     write_json(target[0].get_abspath(), row)
-    write(fit_rules.progress_line(settings["model"], settings["index"], settings["count"], row))
+    write(fit_rules.progress_line(settings["label"], settings["index"], settings["count"], row))
 
 
-def _fit_report(state: BuildState, sweep: Sweep, rows: list[dict]) -> str:
-    """Mark the front, match the catalog parts, write ``.fit.json``/``.fit.txt``/``.fit.svg``."""
-    from tigris_scons.parts import fit_summary, load_catalog
+def _fit_report(state: BuildState, sweep: Sweep, rows: list[dict], core_rows: list[list[dict]]) -> str:
+    """Mark the front, match the catalog parts (each on its own core's rows), write
+    ``.fit.json``/``.fit.txt``/``.fit.svg``."""
+    from tigris_scons.boards import get_board
+    from tigris_scons.parts import fit_summary
     from tigris_scons.plots import fit_svg
     from tigris_scons.report import write_json
 
     json_path, text_path, svg_path = sweep.outputs
     rows = fit_rules.mark_front(rows)
-    parts = fit_summary(load_catalog(Path(sweep.parts_dir)).values(), rows) if sweep.parts_dir else []
+    cores = {core: {"board": machine, "rows": other} for (core, machine, _), other in zip(sweep.other_cores, core_rows)}
+    by_core = {get_board(sweep.board).core: (sweep.board, rows), **{c: (m["board"], m["rows"]) for c, m in cores.items()}}
+    parts = (fit_summary(load_catalog(Path(sweep.parts_dir)).values(), by_core, (sweep.board, rows))
+             if sweep.parts_dir else [])
     fit_svg(svg_path, rows, parts, f"{sweep.model} on {sweep.board}")
-    document = fit_rules.report(sweep.model, sweep.board, rows, parts, sweep.picture)
+    document = fit_rules.report(sweep.model, sweep.board, rows, parts, sweep.picture, cores)
     write_json(json_path, document)
     Path(text_path).write_text(document["table"], encoding="utf-8")
     state.fit_reports_written.add(json_path)
@@ -111,7 +117,13 @@ def _fit_summary(target, source, env):
     """All rows -> the sweep's table, JSON and picture."""
     state = state_of(env)
     sweep = next(s for s in state.sweeps if s.outputs[0] == target[0].get_abspath())
-    write(_fit_report(state, sweep, [read_json(n) for n in source[:-1]]))
+    rows = [read_json(n) for n in source[:-1]]
+    main, rest = rows[:len(sweep.points)], rows[len(sweep.points):]
+    per_core = []
+    for _, _, points in sweep.other_cores:
+        per_core.append(rest[:len(points)])
+        rest = rest[len(points):]
+    write(_fit_report(state, sweep, main, per_core))
 
 
 def _print_fit(target, source, env):
@@ -131,16 +143,39 @@ def _report_failed_sweeps(state: BuildState) -> None:
 
     failures = [((str(getattr(f, "filename", "") or f.node), getattr(f.node, "get_abspath", lambda: "")()),
                  str(f.errstr)) for f in GetBuildFailures()]
+    def rows_of(points):
+        built = [read_json(node) if node.get_state() in (SCons.Node.executed, SCons.Node.up_to_date)
+                 and os.path.isfile(node.get_abspath()) else None for *_, node in points]
+        return fit_rules.rows_after_failures([point[:3] for point in points], built, failures)
+
     for sweep in state.sweeps:
         if sweep.outputs[0] in state.fit_reports_written or not failures:
             continue
-        built = [read_json(node) if node.get_state() in (SCons.Node.executed, SCons.Node.up_to_date)
-                 and os.path.isfile(node.get_abspath()) else None for *_, node in sweep.points]
-        rows = fit_rules.rows_after_failures([point[:3] for point in sweep.points], built, failures)
         try:
-            write(_fit_report(state, sweep, rows))
+            write(_fit_report(state, sweep, rows_of(sweep.points), [rows_of(p) for _, _, p in sweep.other_cores]))
         except Exception as exc:  # noqa: BLE001 - at exit nothing else can report it
             sys.stderr.write(f"scons: *** fit {sweep.model}: report not written: {exc}\n")
+
+
+def _fit_points(env, decl, folder, rungs, model_file, label: str):
+    """The ordinary build at each rung in ``folder/<budget>/`` on ``env``'s board, and a row node
+    each: (model targets, row nodes, the sweep's (budget, stages, folder, row) entries)."""
+    name = decl.name
+    points, rows, entries = [], [], []
+    for index, (budget, stages) in enumerate(rungs, 1):
+        point_dir = folder.Dir(str(budget))
+        targets = tigris_model(env, dataclasses.replace(decl, compile_budget=budget),
+                               _point={"bdir": point_dir, "model_file": model_file})
+        reads = [point_dir.File(name + suffix) for suffix in (".tgrs", ".check.json", ".size.json", ".stack.json")]
+        row = env.Command(point_dir.File("row.json"),
+                          [targets.check_ok, *reads, point_dir.File("firmware.json"),
+                           value(env, {"model": name, "label": label, "budget": budget, "stages": stages,
+                                       "index": index, "count": len(rungs)})],
+                          SCons.Action.Action(_fit_row, None))[0]
+        points.append(targets)
+        rows.append(row)
+        entries.append((budget, stages, point_dir.get_abspath() + os.sep, row))
+    return points, rows, entries
 
 
 def tigris_fit(env, spec=None, **overrides) -> FitTargets:
@@ -165,20 +200,22 @@ def tigris_fit(env, spec=None, **overrides) -> FitTargets:
     name = decl.name
     model_file = model_file_node(env, folder.File(name + ".onnx"), decl)
     parts_dir = env.subst("$TIGRISBUILD_PARTS_DIR")
-    points, rows, sweep_points = [], [], []
-    for index, (budget, stages) in enumerate(rungs, 1):
-        point_dir = folder.Dir(str(budget))
-        targets = tigris_model(env, dataclasses.replace(decl, compile_budget=budget),
-                               _point={"bdir": point_dir, "model_file": model_file})
-        reads = [point_dir.File(name + suffix) for suffix in (".tgrs", ".check.json", ".size.json", ".stack.json")]
-        row = env.Command(point_dir.File("row.json"),
-                          [targets.check_ok, *reads, point_dir.File("firmware.json"),
-                           value(env, {"model": name, "budget": budget, "stages": stages,
-                                       "index": index, "count": len(rungs)})],
-                          SCons.Action.Action(_fit_row, None))[0]
-        points.append(targets)
-        rows.append(row)
-        sweep_points.append((budget, stages, point_dir.get_abspath() + os.sep, row))
+    points, rows, sweep_points = _fit_points(env, decl, folder, rungs, model_file, name)
+    # Every catalog part is answered with work measured on its own core: the same budgets again
+    # on the board of each other core among the parts.
+    other_cores = []
+    try:
+        cores = [part.core for part in load_catalog(Path(parts_dir)).values()] if parts_dir else []
+    except TigrisError as exc:
+        raise SCons.Errors.UserError(str(exc)) from None
+    for other in fit_rules.extra_boards(cores, board, env.subst("$TIGRISBUILD_FIT_CORES") or "all"):
+        other_env = env.Clone(TIGRISBUILD_BOARD=other.machine, TIGRISBUILD_MVE=False)
+        other_folder = model_dir(other_env, other, decl.name).Dir("fit")
+        more, more_rows, more_points = _fit_points(other_env, decl, other_folder, rungs, model_file,
+                                                   f"{name} on {other.machine}")
+        points += more
+        rows += more_rows
+        other_cores.append((other.core, other.machine, more_points))
     outputs = [base.File(f"{name}.fit{suffix}") for suffix in (".json", ".txt", ".svg")]
     catalog = {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(parts_dir).glob("*.toml"))}
     summary = env.Command(outputs, [*rows, value(env, {"model": name, "board": board.machine, "catalog": catalog})],
@@ -187,7 +224,7 @@ def tigris_fit(env, spec=None, **overrides) -> FitTargets:
     if not state.sweeps:
         atexit.register(_report_failed_sweeps, state)
     state.sweeps.append(Sweep(name, board.machine, parts_dir, [o.get_abspath() for o in outputs],
-                              outputs[2].get_path(), sweep_points))
+                              outputs[2].get_path(), sweep_points, other_cores))
     fit_alias = env.Alias(f"fit-{name}", summary, SCons.Action.Action(_print_fit, None))
     env.AlwaysBuild(fit_alias)
     alias = env.subst("$TIGRISBUILD_FIT_ALIAS")

@@ -36,6 +36,8 @@ class Sweep:
     outputs: list[str]  # <m>.fit.json, .fit.txt, .fit.svg (absolute)
     picture: str  # the .fit.svg as the table names it
     points: list[tuple[int, int, str, Any]]  # (budget, stages, folder + separator, row node)
+    #: the same budgets on the board of each other core among the catalog parts: (core, board, points)
+    other_cores: list[tuple[str, str, list[tuple[int, int, str, Any]]]] = field(default_factory=list)
 
 
 @dataclass(eq=False)

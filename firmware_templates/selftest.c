@@ -12,12 +12,18 @@
  *   8  read the SysTick work counter (systick.h) until it passes three wraps of its 24-bit
  *      counter; prints `SYSTICK wraps=.. readings=.. max_step=.. backwards=..`, exit 0
  *      (run with -icount shift=5: about 50 M instructions)
+ *   9  SHA-256 of the plan in its window (file_size from its header), timed on the SysTick work
+ *      counter: `SHA256 bytes=.. ticks=.. first_word=..`, exit 0 -- what validate=digest costs
+ *      at boot (with -icount shift=0: ticks x 31.25 = instructions on mps3-an547)
  * Any other value returns and the firmware continues normally.
  */
 #include <stdint.h>
 
 #include "semihosting.h"
+#include "sha256.h"
 #include "systick.h"
+
+extern const uint8_t __plan_base[];
 
 void fw_selftest(int which);
 
@@ -87,6 +93,22 @@ void fw_selftest(int which)
         sh_put_kv_u32("max_step", max_step);
         sh_put_kv_u32("backwards", backwards);
         sh_put_kv_u32("after_stop", fw_work_now());
+        sh_newline();
+        sh_exit(0);
+    }
+    case 9: {
+        uint8_t digest[32];
+        const uint32_t size = (uint32_t)__plan_base[8] | ((uint32_t)__plan_base[9] << 8) |
+                              ((uint32_t)__plan_base[10] << 16) | ((uint32_t)__plan_base[11] << 24);
+        const int counting = fw_work_start();
+        fw_sha256(__plan_base, size, digest);
+        const uint32_t ticks = counting ? fw_work_now() : 0u;
+        fw_work_stop();
+        sh_puts("SHA256");
+        sh_put_kv_u32("bytes", size);
+        sh_put_kv_u32("ticks", ticks);
+        sh_put_kv_u32("first_word", ((uint32_t)digest[0] << 24) | ((uint32_t)digest[1] << 16) |
+                                        ((uint32_t)digest[2] << 8) | digest[3]);
         sh_newline();
         sh_exit(0);
     }

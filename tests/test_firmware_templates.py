@@ -399,6 +399,25 @@ def test_systick_work_counter_across_wraps(tmp_path: Path) -> None:
     assert results[0] == results[1]
 
 
+@pytest.mark.qemu
+def test_sha256_of_the_plan_on_the_target_and_its_boot_cost(tmp_path: Path) -> None:
+    """validate=digest's check on the target: the firmware's SHA-256 of a plan equals hashlib's
+    (a plan long enough for the two-block padding tail too), and its cost in work is printed."""
+    import hashlib
+
+    elf = build_firmware(tmp_path, _ctx(), selftest=9)
+    plan = tmp_path / "plan.tgrs"
+    body = bytes(range(256)) * 40 + b"tail"
+    data = struct.pack("<4sIII", b"TGRS", 9, 16 + len(body), 48) + body
+    plan.write_bytes(data)
+    rc, out, _ = run_qemu(elf, plan, ("-icount", "shift=0"))
+    assert rc == 0, out
+    m = re.search(r"^SHA256 bytes=(\d+) ticks=(\d+) first_word=(\d+)$", out, re.M)
+    assert m, out
+    assert int(m.group(1)) == len(data) and int(m.group(2)) > 0, out
+    assert int(m.group(3)) == int.from_bytes(hashlib.sha256(data).digest()[:4], "big"), out
+
+
 # --------------------------------------------------------------------------- with the runtime
 
 

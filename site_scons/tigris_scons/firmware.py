@@ -14,6 +14,8 @@ tools (``tigris_cm55``, ``tigris``) and by the firmware tests that build without
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,6 @@ from .boards import DEFAULT_BOARD, get_board
 from .builtin import parse_needs
 from .declaration import MAX_RUNS, check_name, effective_runs, parse_seed
 from .errors import TigrisError
-from .inputs import fnv1a32
 from .plan import PlanInfo
 
 DEFAULT_PLAN_WINDOW = 16 * 1024 * 1024
@@ -34,7 +35,7 @@ MAIN_TEMPLATE = "main.c.j2"
 LINKER_SCRIPT = "an547.ld"
 SECTIONS_SCRIPT = "firmware.ld"
 #: C files of every firmware build, in ``firmware_templates/`` (plus the rendered main.c).
-SOURCES = ("startup.c", "semihosting.c", "systick.c")
+SOURCES = ("startup.c", "semihosting.c", "systick.c", "sha256.c")
 #: Test builds only (``-DFW_SELFTEST=<n>``): fault and exit hooks.
 SELFTEST_SOURCE = "selftest.c"
 
@@ -106,7 +107,7 @@ def main_context(params: FirmwareParams, plan: PlanInfo, plan_bytes: bytes, need
         if needs is None:
             raise TigrisError(f"validate=digest: the runtime refuses this plan on the host, so no firmware may bind "
                               f"it unchecked: {needs_text.strip().removeprefix('error ')}")
-        digest = fnv1a32(plan_bytes)
+        digest = hashlib.sha256(plan_bytes).hexdigest()
     context = template_context(params, plan, needs.slow_peak if needs is not None else None, digest)
     if params.fast_arena is not None and params.fast_arena < context["fast_arena_required"]:
         raise TigrisError(
@@ -127,19 +128,20 @@ def runtime_variant(cpu_id: str, align: int, *, messages: bool, mve: bool, profi
 
 
 def template_context(params: FirmwareParams, plan: PlanInfo, slow_needed: int | None = None,
-                     plan_digest: int | None = None) -> dict[str, Any]:
+                     plan_digest: str | None = None) -> dict[str, Any]:
     """The Jinja2 context for ``main.c.j2`` (checked with :func:`check_context`).
 
     ``slow_needed`` is the slow arena the plan's run uses with these arenas (``tgr_plan_needs``),
     taken for a slow arena declared ``auto``; unknown (the runtime refused the plan) it is 0,
     and the firmware reports the runtime's refusal itself. With ``validate="digest"``,
-    ``plan_digest`` is the FNV-1a 32 of the plan the build validated: the firmware binds that
-    plan without its loader and refuses any other (docs/firmware.md#validation).
+    ``plan_digest`` is the SHA-256 (hex) of the plan the build validated: the firmware binds that
+    plan without its loader and refuses any other (docs/firmware.md#validation); a checksum
+    would let a plan built to collide with it through.
     """
     if params.validate not in ("full", "digest"):
         raise TigrisError(f"validate={params.validate}: expected full or digest")
-    if params.validate == "digest" and plan_digest is None:
-        raise TigrisError("validate=digest needs the digest of a plan the runtime accepted")
+    if params.validate == "digest" and not (isinstance(plan_digest, str) and re.fullmatch(r"[0-9a-f]{64}", plan_digest)):
+        raise TigrisError("validate=digest needs the SHA-256 of a plan the runtime accepted")
     need = plan.fast_arena_required(params.tensor_align)
     fast = fast_arena_bytes(params.fast_arena, plan, params.tensor_align)
     slow = params.slow_arena if params.slow_arena is not None else (slow_needed or 0)

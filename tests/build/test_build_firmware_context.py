@@ -4,11 +4,12 @@ library's variant folder."""
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from tigris_scons.errors import TigrisError
 from tigris_scons.firmware import FirmwareParams, fast_arena_bytes, main_context, needs_arguments, runtime_variant
-from tigris_scons.inputs import fnv1a32
 from tigris_scons.plan import IoTensor, PlanInfo
 
 PLAN = PlanInfo(version=10, file_size=4_096, num_tensors=3, num_ops=1, num_stages=1, num_tile_plans=0, budget=16_000,
@@ -41,7 +42,7 @@ def test_the_context_takes_the_slow_arena_the_run_uses_and_no_digest_by_default(
 
 def test_validate_digest_binds_the_plans_digest():
     context = main_context(params(validate="digest"), PLAN, PLAN_BYTES, NEEDS)
-    assert context["plan_digest"] == fnv1a32(PLAN_BYTES)
+    assert context["plan_digest"] == hashlib.sha256(PLAN_BYTES).hexdigest()
 
 
 def test_validate_digest_refuses_a_plan_the_runtime_refuses():

@@ -9,6 +9,7 @@ nothing but its budget.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -190,7 +191,6 @@ def test_declared_stack_below_the_static_bound_fails_the_gate(tmp_path, tiny_pla
 def test_validate_digest_binds_the_validated_plan_and_refuses_any_other(tmp_path, ds_cnn_plan, tiny_plan):
     """validate=digest: the build validates the plan with the runtime's loader on the host, the
     firmware links no loader, runs that plan and refuses a different one by its digest."""
-    from tigris_scons.inputs import fnv1a32
     from tigris_scons.qemu import qemu_command, run_qemu
 
     full, digest = tmp_path / "full", tmp_path / "digest"
@@ -200,7 +200,10 @@ def test_validate_digest_binds_the_validated_plan_and_refuses_any_other(tmp_path
     elf = digest / "ds_cnn/ds_cnn.elf"
     nm = subprocess.run([require_tool("arm-none-eabi-nm"), str(elf)], capture_output=True, text=True, check=True).stdout
     assert " T tgr_plan_bind" in nm and "tgr_plan_load" not in nm and "tgr_check_kernels" not in nm
-    assert f"#define FW_PLAN_DIGEST 0x{fnv1a32(ds_cnn_plan.read_bytes()):08X}u" in (digest / "ds_cnn/main.c").read_text()
+    sha = hashlib.sha256(ds_cnn_plan.read_bytes()).hexdigest()
+    assert "fw_plan_digest[32] = { " + ", ".join(f"0x{sha[i:i + 2]}u" for i in range(0, 64, 2)) + " };" in \
+        (digest / "ds_cnn/main.c").read_text()
+    assert " T fw_sha256" in nm
     sizes = [json.loads((d / "ds_cnn/ds_cnn.size.json").read_text())["load_image"] for d in (full, digest)]
     assert sizes[1] < sizes[0] - 8192, sizes
     # one changed byte of the plan (a weight), or another plan: refused before anything is bound
@@ -211,8 +214,8 @@ def test_validate_digest_binds_the_validated_plan_and_refuses_any_other(tmp_path
         result = run_qemu(qemu_command(require_tool("qemu-system-arm"), str(elf), str(plan)), tmp_path / "run.log",
                           timeout=30)
         assert result.exit_code == 2, result.transcript
-        assert re.search(r"^ERROR plan digest 0x[0-9a-f]{8} is not the digest of the plan this firmware was built "
-                         r"and validated for, 0x[0-9a-f]{8}$", result.transcript, re.M), result.transcript
+        assert re.search(rf"^ERROR plan digest 0x[0-9a-f]{{8}}\.\.\. is not the SHA-256 of the plan this firmware was "
+                         rf"built and validated for, 0x{sha[:8]}\.\.\.$", result.transcript, re.M), result.transcript
 
 
 def test_validate_digest_refuses_a_plan_the_runtime_refuses(tmp_path):

@@ -26,8 +26,9 @@ from tests.support import REPO, require_tool
 pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 
 #: cases of tests/ops/test_ops_conv_fast.py, one or more per path and edge
-CASES = ("pw_narrow_8_to_24", "pw_narrow_12_to_3", "pw_wide_20_to_7", "pw_64_to_64_ds_cnn", "pw_28_to_1", "pw_3_to_6", "k3_one_sided_s2", "k10x4_first_layer",
-         "k3_dilated", "k3_same_c32", "dw3_s1_c16", "dw3_s2_c13", "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5",
+CASES = ("pw_narrow_8_to_24", "pw_narrow_12_to_3", "pw_narrow_16_to_17", "pw_narrow_4_to_5", "pw_wide_20_to_7",
+         "pw_64_to_64_ds_cnn", "pw_28_to_1", "pw_3_to_6", "k3_one_sided_s2", "k10x4_first_layer", "k3_dilated",
+         "k3_same_c32", "dw3_s1_c16", "dw3_s2_c13", "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5",
          "add_same_shape_105", "sub_scalar")
 BUILDS = {"default": (), "mve": ("mve=1",)}
 

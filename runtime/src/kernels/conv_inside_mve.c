@@ -1,8 +1,7 @@
 /*
- * Conv, Helium variant for calls whose every window lies inside the input (METHOD_CONV_POINTWISE_NARROW
- * and METHOD_CONV_UNPADDED in the mve=1 build, and the calls of a padded layer whose windows the
- * tile keeps clear of the padding). Contract: kernels.h, tgr_conv_inside_mve_s8. Empty in every
- * other build.
+ * Conv, Helium variant for calls whose every window lies inside the input (METHOD_CONV_UNPADDED in
+ * the mve=1 build, and the calls of a padded layer whose windows the tile keeps clear of the
+ * padding). Contract: kernels.h, tgr_conv_inside_mve_s8. Empty in every other build.
  *
  * Groups of four output channels: per group, bias - zp * sum(w) and the requantization vectors
  * once; per pixel, four raw VMLADAVA dot products over each kernel row's run of inputs and one

@@ -1,12 +1,15 @@
 /*
- * Conv, pointwise Helium variant (METHOD_CONV_POINTWISE in the mve=1 build: a 1x1 kernel, stride
- * 1, no padding). Contract: kernels.h, tgr_conv_pointwise_mve_s8. Empty in every other build.
+ * Conv, pointwise Helium variant (METHOD_CONV_POINTWISE and METHOD_CONV_POINTWISE_NARROW in the
+ * mve=1 build: a 1x1 kernel, stride 1, no padding). Contract: kernels.h, tgr_conv_pointwise_mve_s8.
+ * Empty in every other build.
  *
  * Groups of four output channels: per group, bias - zp * sum(w) (exact modulo 2^32 like the
  * accumulator) and the requantization vectors once, in vector registers for every pixel; per
  * pixel, four raw VMLADAVA dot products of sixteen inputs a step (the last in_c % 16 predicated)
- * straight from the pixel's inputs, then one vector requantization into the four bytes. The last
- * out_c % 4 channels take the plain loop (conv_plain.h).
+ * straight from the pixel's inputs, the folded biases their starting values, then one vector
+ * requantization into the four bytes; up to 16 inputs the four filters stay in vector registers
+ * and a pixel is one predicated load. The last out_c % 4 channels take the plain loop
+ * (conv_plain.h).
  */
 #include "kernels/isa.h"
 
@@ -26,9 +29,24 @@ static TGR_NOINLINE void pointwise_group_mve(const int8_t *x, int32_t pixels, in
     const int8_t *f3 = f2 + in_c;
     const int32_t whole = in_c & ~15;
     const mve_pred16_t live = vctp8q((uint32_t)(in_c - whole));
+    /* the folded biases start the dot products: no vector register and no add for them a pixel */
+    const int32_t b0 = vgetq_lane_s32(base, 0), b1 = vgetq_lane_s32(base, 1);
+    const int32_t b2 = vgetq_lane_s32(base, 2), b3 = vgetq_lane_s32(base, 3);
     int32_t p, i;
+    if (in_c <= 16) { /* one vector a pixel: the four filters stay in registers */
+        const mve_pred16_t all = vctp8q((uint32_t)in_c);
+        const int8x16_t w0 = vldrbq_z_s8(f0, all), w1 = vldrbq_z_s8(f1, all);
+        const int8x16_t w2 = vldrbq_z_s8(f2, all), w3 = vldrbq_z_s8(f3, all);
+        for (p = 0; p < pixels; ++p, x += in_c, y += out_c) {
+            const int8x16_t xv = vldrbq_z_s8(x, all);
+            int32x4_t acc = vsetq_lane_s32(vmladavaq_s8(b1, xv, w1), vdupq_n_s32(vmladavaq_s8(b0, xv, w0)), 1);
+            acc = vsetq_lane_s32(vmladavaq_s8(b3, xv, w3), vsetq_lane_s32(vmladavaq_s8(b2, xv, w2), acc, 2), 3);
+            vstrbq_s32(y, mve_requantize4(acc, multiplier, shift, &q));
+        }
+        return;
+    }
     for (p = 0; p < pixels; ++p, x += in_c, y += out_c) {
-        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        int32_t a0 = b0, a1 = b1, a2 = b2, a3 = b3;
         for (i = 0; i < whole; i += 16) {
             const int8x16_t xv = vldrbq_s8(x + i);
             a0 = vmladavaq_s8(a0, xv, vldrbq_s8(f0 + i));
@@ -48,7 +66,7 @@ static TGR_NOINLINE void pointwise_group_mve(const int8_t *x, int32_t pixels, in
             acc = vsetq_lane_s32(a1, acc, 1);
             acc = vsetq_lane_s32(a2, acc, 2);
             acc = vsetq_lane_s32(a3, acc, 3);
-            vstrbq_s32(y, mve_requantize4(vaddq_s32(base, acc), multiplier, shift, &q));
+            vstrbq_s32(y, mve_requantize4(acc, multiplier, shift, &q));
         }
     }
 }

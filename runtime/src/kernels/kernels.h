@@ -151,7 +151,8 @@ static inline int tgr_conv_windows_inside(const tgr_window *w)
 void tgr_conv_general_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                          const tgr_requant *rq, int8_t *output);
 
-/* conv_pointwise_narrow.c, DSP and portable builds. Requires tgr_conv_is_pointwise_narrow (the
+/* conv_pointwise_narrow.c, DSP and portable builds (the Helium build takes
+ * tgr_conv_pointwise_mve_s8 for these layers). Requires tgr_conv_is_pointwise_narrow (the
  * kernel's stride and 1x1 window are not read from w); serves whole, tiled and striped calls (every
  * window inside: w's negative pads are offsets into the buffer). One output channel at a time over
  * every pixel, its widened filter row and decoded requantization kept in registers.
@@ -170,11 +171,12 @@ void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, cons
 void tgr_conv_pointwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                            const tgr_requant *rq, int8_t *output);
 
-/* conv_pointwise_mve.c, mve=1 only. Requires tgr_conv_is_pointwise; any call, as
- * tgr_conv_pointwise_s8. Groups of four output channels: bias - in_zp * sum(w) and the
- * requantization vectors once per group, then per pixel four raw VMLADAVA dot products (sixteen
- * inputs a step, the last in_c % 16 predicated) and one vector requantization; the last out_c % 4
- * channels by the plain loop (conv_plain.h). Stack: 384 B. */
+/* conv_pointwise_mve.c, mve=1 only. Requires tgr_conv_is_pointwise or
+ * tgr_conv_is_pointwise_narrow; any call, as tgr_conv_pointwise_s8. Groups of four output
+ * channels: bias - in_zp * sum(w) and the requantization vectors once per group, then per pixel
+ * four raw VMLADAVA dot products (sixteen inputs a step, the last in_c % 16 predicated; up to 16
+ * inputs the four filters held in registers) and one vector requantization; the last out_c % 4
+ * channels by the plain loop (conv_plain.h). Stack: 456 B. */
 void tgr_conv_pointwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                                const tgr_requant *rq, int8_t *output);
 

@@ -206,7 +206,7 @@ static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
  *
  * | method                 | DSP and portable builds        | Helium build (mve=1)                        |
  * |------------------------|--------------------------------|---------------------------------------------|
- * | CONV_POINTWISE_NARROW  | tgr_conv_pointwise_narrow_s8   | tgr_conv_inside_mve_s8                      |
+ * | CONV_POINTWISE_NARROW  | tgr_conv_pointwise_narrow_s8   | tgr_conv_pointwise_mve_s8                   |
  * | CONV_POINTWISE         | tgr_conv_pointwise_s8          | tgr_conv_pointwise_mve_s8                   |
  * | CONV_UNPADDED          | tgr_conv_general_s8            | tgr_conv_inside_mve_s8                      |
  * | CONV_PADDED            | tgr_conv_general_s8            | per call: tgr_conv_inside_mve_s8 when its   |
@@ -235,7 +235,7 @@ static void run_conv_pointwise_narrow(const tgr_plan *p, uint32_t o, uint8_t *co
 {
     conv_call c;
     conv_call_of(p, o, tensor_ptr, region, &c);
-    BY_BUILD(tgr_conv_inside_mve_s8, tgr_conv_pointwise_narrow_s8)(CONV_ARGS(c));
+    BY_BUILD(tgr_conv_pointwise_mve_s8, tgr_conv_pointwise_narrow_s8)(CONV_ARGS(c));
 }
 
 static void run_conv_pointwise(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)

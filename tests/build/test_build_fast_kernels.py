@@ -71,8 +71,8 @@ def _kernels_object(build: Path, variant: str, name: str) -> Path:
 #: (kernels/README.md): a Helium file is empty outside mve=1, a DSP one empty in it, so each build
 #: has exactly one implementation of every variant it can link.
 VARIANT_FILES = {"conv_general": ("default", "mve"), "fully_connected": ("default", "mve"),
-                 "conv_plain": ("default", "mve"), "conv_pointwise_narrow": ("default",), "conv_pointwise": ("default",),
-                 "conv_pointwise_mve": ("mve",), "depthwise": ("default",),
+                 "conv_plain": ("default", "mve"), "conv_pointwise": ("default",), "conv_pointwise_mve": ("mve",),
+                 "depthwise": ("default",),
                  "conv_inside_mve": ("mve",), "conv_patch_mve": ("mve",), "depthwise_mve": ("mve",)}
 
 

@@ -97,8 +97,8 @@ def test_a_firmware_links_only_the_softmax_method_its_plan_takes(tmp_path, ds_cn
 
 
 #: DS-CNN's convolution-family methods (ops.h) and the kernel variants they run (kernels.h), per
-#: build: its first layer is padded (10x4, window 40 B), its 1x1 layers pointwise with 64 input
-#: channels (the wide pointwise variant, not the narrow one), its depthwise layers channel multiplier 1.
+#: build: its first layer is padded (10x4, window 40 B), its 1x1 layers pointwise, its depthwise
+#: layers channel multiplier 1.
 DS_CNN_METHODS = {"CONV_PADDED", "CONV_POINTWISE", "DEPTHWISE", "FULLY_CONNECTED", "SOFTMAX_FLOAT"}
 DS_CNN_VARIANTS = {
     "default": {"tgr_conv_general_s8", "tgr_conv_pointwise_s8", "tgr_depthwise_s8", "tgr_fully_connected_s8"},
@@ -115,14 +115,14 @@ def conv_family_variants() -> set[str]:
 
 def test_conv_family_variants_are_the_ones_kernels_h_declares() -> None:
     assert {v for build in DS_CNN_VARIANTS.values() for v in build} < conv_family_variants()
-    assert {"tgr_conv_pointwise_narrow_s8", "tgr_conv_plain_s8", "tgr_depthwise_plain_s8",
+    assert {"tgr_conv_plain_s8", "tgr_depthwise_plain_s8",
             "tgr_fully_connected_plain_s8", "tgr_conv_transpose_s8"} <= conv_family_variants()
 
 
 @pytest.mark.parametrize("build_name", list(DS_CNN_VARIANTS))
 def test_a_firmware_links_the_kernel_variants_of_its_plan_and_no_other(tmp_path, ds_cnn_plan, build_name):
     """DS-CNN with runtime=plan (the default) links exactly its layers' methods and, through them,
-    their kernel variants in this build: a fast path DS-CNN does not take (narrow pointwise, the
+    their kernel variants in this build: a fast path DS-CNN does not take (the
     plain loops, the Helium patch in the DSP build, ...) is not in the image."""
     build = tmp_path / "build"
     Scons(REPO)(f"model={ds_cnn_plan}", f"build_dir={build}", *(("mve=1",) if build_name == "mve" else ()))

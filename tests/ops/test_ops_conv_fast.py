@@ -4,8 +4,8 @@ runtime, byte for byte.
 The convolution family's kernel variants (runtime/src/kernels/README.md: one a file, chosen per
 layer by ops_conv.c's dispatchers) take packed 16-bit pairs (simd32.h: SMLAD on the DSP extension,
 the same arithmetic in portable C on the host) over two or four output channels, whole in-bounds
-kernel rows as one run (conv_general.c), a 1x1 "narrow" variant (4 to 16 input channels, one
-output channel over every pixel: conv_pointwise_narrow.c), four depthwise channels per pass (a
+kernel rows as one run (conv_general.c), a 1x1 variant (two pixels by two output channels a pass,
+the zero point folded into the bias: conv_pointwise.c), four depthwise channels per pass (a
 straight-line 3x3 when the window is inside: depthwise.c), and the plain loops for what they do
 not cover (conv_plain.c). Each geometry here is chosen to land on one of
 those paths or on an edge of it: channel counts that are not multiples of 2, 4 or 16, odd
@@ -67,16 +67,17 @@ def gemm_model(rows: int, fin: int, fout: int) -> onnx.ModelProto:
 
 #: name -> (model, what it covers)
 CASES = {
-    # pointwise: the narrow path (4..16 input channels in whole words), and beside it
-    "pw_narrow_8_to_24": (lambda: conv_model(8, 24, (9, 7), (1, 1)), "narrow, two words"),
-    "pw_narrow_4_to_5": (lambda: conv_model(4, 5, (6, 6), (1, 1)), "narrow, one word, odd channels"),
-    "pw_narrow_12_to_3": (lambda: conv_model(12, 3, (5, 9), (1, 1)), "narrow, three words"),
-    "pw_narrow_16_to_17": (lambda: conv_model(16, 17, (4, 4), (1, 1)), "narrow, four words"),
-    "pw_wide_20_to_7": (lambda: conv_model(20, 7, (5, 5), (1, 1)), "pixel path: 4+2+odd channels, 20 = 16+4"),
-    "pw_wide_66_to_9": (lambda: conv_model(66, 9, (3, 3), (1, 1)), "pixel path: a tail of 2 after whole words"),
-    "pw_6_to_4": (lambda: conv_model(6, 4, (5, 5), (1, 1)), "not whole words: pixel path"),
-    "pw_stride2": (lambda: conv_model(8, 8, (7, 7), (1, 1), strides=[2, 2]), "1x1 with stride: pixel path"),
-    # pointwise: the wide variant (conv_pointwise.c, conv_pointwise_mve.c): pixel x channel blocks
+    # pointwise (conv_pointwise.c, conv_pointwise_mve.c): few input channels (expansion layers;
+    # Helium: up to 16 inputs one predicated vector a pixel), and beside them
+    "pw_narrow_8_to_24": (lambda: conv_model(8, 24, (9, 7), (1, 1)), "8 inputs: one 8-input step, 63 pixels"),
+    "pw_narrow_4_to_5": (lambda: conv_model(4, 5, (6, 6), (1, 1)), "4 inputs: one 4-input step, odd channels"),
+    "pw_narrow_12_to_3": (lambda: conv_model(12, 3, (5, 9), (1, 1)), "12 = 8 + 4 inputs, 3 channels"),
+    "pw_narrow_16_to_17": (lambda: conv_model(16, 17, (4, 4), (1, 1)), "16 inputs: a whole Helium vector"),
+    "pw_wide_20_to_7": (lambda: conv_model(20, 7, (5, 5), (1, 1)), "20 = 16 + 4 inputs; 7 = three pairs and the odd last channel"),
+    "pw_wide_66_to_9": (lambda: conv_model(66, 9, (3, 3), (1, 1)), "66 > 64: filters widened step by step; a tail of 2"),
+    "pw_6_to_4": (lambda: conv_model(6, 4, (5, 5), (1, 1)), "6 inputs: a step and a tail of 2"),
+    "pw_stride2": (lambda: conv_model(8, 8, (7, 7), (1, 1), strides=[2, 2]), "1x1 with stride 2: the general variant"),
+    # pointwise: more inputs
     "pw_64_to_64_ds_cnn": (lambda: conv_model(64, 64, (25, 5), (1, 1)),
                            "DS-CNN's 1x1: whole blocks, 125 pixels (an odd last one), 64 = 8 x 8 inputs"),
     "pw_28_to_1": (lambda: conv_model(28, 1, (3, 5), (1, 1)), "one output channel: the odd-channel pass; 28 = 24 + 4"),
@@ -133,7 +134,7 @@ def test_fast_path_extreme_zero_points(name: str, zp: str, work: Path, lib: Path
 
 
 def _chain(stride: int) -> onnx.ModelProto:
-    """An inverted residual block: expansion 1x1 (narrow), depthwise 3x3, projection 1x1."""
+    """An inverted residual block: expansion 1x1 (8 inputs), depthwise 3x3, projection 1x1."""
     return graph([node("Conv", ["x", "e_w", "e_b"], ["e"], kernel_shape=[1, 1]),
                   node("Relu", ["e"], ["er"]),
                   node("Conv", ["er", "d_w", "d_b"], ["d"], kernel_shape=[3, 3], group=24, pads=[1, 1, 1, 1],

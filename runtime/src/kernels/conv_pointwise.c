@@ -1,7 +1,6 @@
 /*
  * Conv, pointwise variant (METHOD_CONV_POINTWISE in the DSP and portable builds: a 1x1 kernel,
- * stride 1, no padding, any input channel count the narrow variant does not take). Contract:
- * kernels.h, tgr_conv_pointwise_s8. Empty in the Helium build, which has conv_pointwise_mve.c.
+ * stride 1, no padding, any channel counts). Contract: kernels.h, tgr_conv_pointwise_s8. Empty in the Helium build, which has conv_pointwise_mve.c.
  *
  * A 1x1 convolution is a matrix product over channels. Two output pixels by two output channels
  * per pass: each widened weight word serves both pixels and each widened input word both

@@ -1,6 +1,6 @@
 /*
- * Conv, pointwise Helium variant (METHOD_CONV_POINTWISE and METHOD_CONV_POINTWISE_NARROW in the
- * mve=1 build: a 1x1 kernel, stride 1, no padding). Contract: kernels.h, tgr_conv_pointwise_mve_s8.
+ * Conv, pointwise Helium variant (METHOD_CONV_POINTWISE in the mve=1 build: a 1x1 kernel, stride
+ * 1, no padding). Contract: kernels.h, tgr_conv_pointwise_mve_s8.
  * Empty in every other build.
  *
  * Groups of four output channels: per group, bias - zp * sum(w) (exact modulo 2^32 like the

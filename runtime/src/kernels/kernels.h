@@ -95,16 +95,7 @@ static inline int tgr_zp_packs_16_bits(int32_t zp)
     return zp >= -32000 && zp <= 32000;
 }
 
-/* A 1x1 kernel, stride 1, no padding, 4 to 16 input channels in whole words (expansion layers). */
-static inline int tgr_conv_is_pointwise_narrow(const tgr_conv_shape *s)
-{
-    return s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 && s->pad_top == 0 &&
-           s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0 && s->in_c % 4 == 0 && s->in_c >= 4 &&
-           s->in_c <= 16;
-}
-
-/* A 1x1 kernel, stride 1, no padding: a matrix product over channels (the narrow predicate is
- * asked first). */
+/* A 1x1 kernel, stride 1, no padding: a matrix product over channels. */
 static inline int tgr_conv_is_pointwise(const tgr_conv_shape *s)
 {
     return s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 && s->pad_top == 0 &&
@@ -151,15 +142,6 @@ static inline int tgr_conv_windows_inside(const tgr_window *w)
 void tgr_conv_general_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                          const tgr_requant *rq, int8_t *output);
 
-/* conv_pointwise_narrow.c, DSP and portable builds (the Helium build takes
- * tgr_conv_pointwise_mve_s8 for these layers). Requires tgr_conv_is_pointwise_narrow (the
- * kernel's stride and 1x1 window are not read from w); serves whole, tiled and striped calls (every
- * window inside: w's negative pads are offsets into the buffer). One output channel at a time over
- * every pixel, its widened filter row and decoded requantization kept in registers.
- * Stack: 204 B. */
-void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, const int8_t *filter,
-                                  const uint8_t *bias, const tgr_requant *rq, int8_t *output);
-
 /* conv_pointwise.c, DSP and portable builds. Requires tgr_conv_is_pointwise (the 1x1 window and
  * stride are not read from w); serves whole, tiled and striped calls (w's negative pads are offsets
  * into the buffer). Per pair of output channels, bias - in_zp * sum(w) and the requantizations
@@ -171,8 +153,8 @@ void tgr_conv_pointwise_narrow_s8(const tgr_window *w, const int8_t *input, cons
 void tgr_conv_pointwise_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                            const tgr_requant *rq, int8_t *output);
 
-/* conv_pointwise_mve.c, mve=1 only. Requires tgr_conv_is_pointwise or
- * tgr_conv_is_pointwise_narrow; any call, as tgr_conv_pointwise_s8. Groups of four output
+/* conv_pointwise_mve.c, mve=1 only. Requires tgr_conv_is_pointwise; any call, as
+ * tgr_conv_pointwise_s8. Groups of four output
  * channels: bias - in_zp * sum(w) and the requantization vectors once per group, then per pixel
  * four raw VMLADAVA dot products (sixteen inputs a step, the last in_c % 16 predicated; up to 16
  * inputs the four filters held in registers) and one vector requantization; the last out_c % 4

@@ -118,8 +118,8 @@ enum {
 enum {
     METHOD_SOFTMAX_INTEGER = 1,        /* output scale 1/256, zero point -128: fixed-point exp, Q12 sum */
     METHOD_SOFTMAX_FLOAT = 2,          /* any other output quantization: float32 expf/sum/divide */
-    METHOD_CONV_POINTWISE_NARROW = 3,  /* tgr_conv_is_pointwise_narrow */
-    METHOD_CONV_UNPADDED = 4,          /* tgr_conv_is_unpadded, not narrow pointwise */
+    /* 3: unused (the narrow pointwise method, now part of METHOD_CONV_POINTWISE) */
+    METHOD_CONV_UNPADDED = 4,          /* tgr_conv_is_unpadded, not pointwise */
     METHOD_CONV_PADDED = 5,            /* padding, tgr_conv_window_fits_patch */
     METHOD_CONV_PADDED_WIDE = 6,       /* padding, a window larger than the patch */
     METHOD_CONV_PLAIN = 7,             /* an input zero point that does not pack in 16 bits */
@@ -127,7 +127,7 @@ enum {
     METHOD_DEPTHWISE_PLAIN = 9,        /* channel multiplier above 1, or the zero point as above */
     METHOD_FULLY_CONNECTED = 10,       /* Gemm */
     METHOD_FULLY_CONNECTED_PLAIN = 11, /* Gemm, the zero point as above */
-    METHOD_CONV_POINTWISE = 12         /* tgr_conv_is_pointwise, not narrow */
+    METHOD_CONV_POINTWISE = 12         /* tgr_conv_is_pointwise */
 };
 
 /* ---- helpers shared by the families (ops_common.c) --------------------------------------- */

@@ -176,9 +176,6 @@ static uint32_t conv_method(const tgr_plan *p, uint32_t o)
     if (!tgr_zp_packs_16_bits(s.in_zp)) {
         return METHOD_CONV_PLAIN;
     }
-    if (tgr_conv_is_pointwise_narrow(&s)) {
-        return METHOD_CONV_POINTWISE_NARROW;
-    }
     if (tgr_conv_is_pointwise(&s)) {
         return METHOD_CONV_POINTWISE;
     }
@@ -206,7 +203,6 @@ static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
  *
  * | method                 | DSP and portable builds        | Helium build (mve=1)                        |
  * |------------------------|--------------------------------|---------------------------------------------|
- * | CONV_POINTWISE_NARROW  | tgr_conv_pointwise_narrow_s8   | tgr_conv_pointwise_mve_s8                   |
  * | CONV_POINTWISE         | tgr_conv_pointwise_s8          | tgr_conv_pointwise_mve_s8                   |
  * | CONV_UNPADDED          | tgr_conv_general_s8            | tgr_conv_inside_mve_s8                      |
  * | CONV_PADDED            | tgr_conv_general_s8            | per call: tgr_conv_inside_mve_s8 when its   |
@@ -230,13 +226,6 @@ static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
 #define BY_BUILD(helium, dsp) dsp
 #endif
 #define CONV_ARGS(c) &(c).w, (c).input, (c).filter, (c).bias, &(c).rq, (c).output
-
-static void run_conv_pointwise_narrow(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
-{
-    conv_call c;
-    conv_call_of(p, o, tensor_ptr, region, &c);
-    BY_BUILD(tgr_conv_pointwise_mve_s8, tgr_conv_pointwise_narrow_s8)(CONV_ARGS(c));
-}
 
 static void run_conv_pointwise(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
 {
@@ -359,7 +348,6 @@ static const char *gemm_band_problem(const tgr_plan *p, uint32_t o, uint32_t axi
 }
 
 TGR_OP_METHODS(OP_CONV, TILING_WINDOW, check_conv, conv_method);
-TGR_OP_METHOD(OP_CONV, METHOD_CONV_POINTWISE_NARROW, run_conv_pointwise_narrow);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_POINTWISE, run_conv_pointwise);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_UNPADDED, run_conv_unpadded);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED, run_conv_padded);

@@ -34,10 +34,11 @@ CORPUS = HERE / "corpus"
 #: (all), v9 tile plans (ds_cnn_20K), v10 tile plans with row bands and an output band extent
 #: (case_clamp_cnn_128, conformance_resize_nearest_128), LZ4 weight blocks (ds_cnn_28K-lz4),
 #: subgraphs (control_if_conv, conformance_while_conv_256K), state (state_svdf_batch), chains
-#: (case_executor_cnn_1536), index inputs (int32_gather_runtime)
+#: (case_executor_cnn_1536), index inputs (int32_gather_runtime), v9 row bands in the model's own
+#: layout (int32_tight_gather_runtime_2)
 BASES = ("ds_cnn_20K", "ds_cnn_28K-lz4", "case_clamp_cnn_128", "conformance_resize_nearest_128",
          "case_executor_cnn_1536", "control_if_conv", "conformance_while_conv_256K", "state_svdf_batch",
-         "int32_gather_runtime")
+         "int32_gather_runtime", "int32_tight_gather_runtime_2")
 
 
 def reference_library() -> Path:

@@ -205,6 +205,29 @@ static tgr_status check_chain(const tgr_plan *p, uint32_t s, tgr_error *err)
     return TGR_OK;
 }
 
+/* The v2-v9 record of a stage that runs in row bands of the model's own layout (the rows path)
+ * agrees with itself as the compiler writes it and the reference checks it there (for stripes of
+ * channels-last stages it re-derives the bands and ignores these fields): the halo is the
+ * receptive field less one, only 2-D tiles have a width, and the count covers the original height
+ * in bands of its height. */
+static int row_band_fields_agree(const tgr_plan *p, uint32_t stage)
+{
+    const uint8_t *r = stage_tile_rec(p, stage);
+    uint32_t height, count, halo, field, original;
+    if (p->version >= 10u || r == NULL || r[0] == 0u) {
+        return 1;
+    }
+    height = rd_u16(r + 2);
+    count = rd_u16(r + 4);
+    halo = rd_u16(r + 6);
+    field = rd_u16(r + 8);
+    original = rd_u16(r + 10);
+    if (field == 0u || halo != field - 1u || (tile_axis(p, stage) != 3u && rd_u16(r + 20) != 0u)) {
+        return 0;
+    }
+    return tile_axis(p, stage) != 1u || (height != 0u && count == (original + height - 1u) / height);
+}
+
 tgr_status tgr_check_paths(const tgr_plan *p, uint32_t *seen, tgr_error *err)
 {
     uint32_t s;
@@ -221,6 +244,10 @@ tgr_status tgr_check_paths(const tgr_plan *p, uint32_t *seen, tgr_error *err)
         const uint32_t path = tgr_select_path(p, s, tgr_unit_limit(p, s, tgr_fast_arena_required(p), 0u), &why, seen);
         if (path == PATH_REFUSED) {
             return tgr_fail(err, TGR_ERR_UNSUPPORTED, "stage %u cannot be executed by this runtime: %s", s, why);
+        }
+        if (path == TGR_PATH_ROWS && !row_band_fields_agree(p, s)) {
+            return tgr_fail(err, TGR_ERR_STAGE, "stage %u row-band tile plan: height, count, halo, receptive field "
+                            "and width disagree", s);
         }
         st = tgr_check_built_in_path(s, path, err);
         if (st != TGR_OK) {

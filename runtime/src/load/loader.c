@@ -900,6 +900,10 @@ static tgr_status check_tile_plans(const tgr_plan *p, tgr_error *err)
                 return tgr_fail(err, TGR_ERR_STAGE, "tile plan %u has a 2-D tile of %u x %u", i, tile_h, tile_w);
             }
         }
+        /* v9 gave bytes 22-23 one flag, BAND_ON_COLUMNS; before they were 0 */
+        if (p->version < 10u && (rd_u16(r + 22) & (p->version == 9u ? ~1u : 0xFFFFu)) != 0u) {
+            return tgr_fail(err, TGR_ERR_STAGE, "tile plan %u has reserved bits set", i);
+        }
         if (p->version >= 10u) {
             if ((rd_u16(r + 2) & ~1u) != 0u || rd_u32(r + 24) != 0u) {
                 return tgr_fail(err, TGR_ERR_STAGE, "tile plan %u has reserved bits set", i);

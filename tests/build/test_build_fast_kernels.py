@@ -28,7 +28,9 @@ pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 #: cases of tests/ops/test_ops_conv_fast.py, one or more per path and edge
 CASES = ("pw_narrow_8_to_24", "pw_narrow_12_to_3", "pw_narrow_16_to_17", "pw_narrow_4_to_5", "pw_wide_20_to_7",
          "pw_64_to_64_ds_cnn", "pw_28_to_1", "pw_3_to_6", "k3_one_sided_s2", "k10x4_first_layer", "k3_dilated",
-         "k3_same_c32", "dw3_s1_c16", "dw3_s2_c13", "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5",
+         "k3_same_c32", "dw3_s1_c16", "dw3_s2_c13", "dw3_ds_cnn_c64", "dw3_s1_c7_odd",
+         "dw3_pads_top_left", "dw3_pads_bottom_right", "dw3_narrow_2x1", "dw3_s2_c24_even", "dw3_unpadded_c4",
+         "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5",
          "add_same_shape_105", "sub_scalar")
 BUILDS = {"default": (), "mve": ("mve=1",)}
 
@@ -43,13 +45,17 @@ def _tools():
 def fast_plans(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     from tests.ops.models_data import plan_for
     from tests.ops.test_ops_conv_fast import CASES as OPS_CASES
-    from tests.ops.test_ops_conv_fast import ZERO_POINTS, _chain, pointwise_2d_model
+    from tests.ops.test_ops_conv_fast import ZERO_POINTS, _chain, narrow_clamp_plan, pointwise_2d_model
 
     work = tmp_path_factory.mktemp("fast_plans")
     plans = [plan_for(work, name, OPS_CASES[name][0](), budget="256K") for name in CASES]
     plans.append(plan_for(work, "k3_same_zp_high", OPS_CASES["k3_same"][0](), {"x": ZERO_POINTS["zp_high"]},
                           budget="256K"))
+    plans.append(plan_for(work, "dw3_s1_c7_odd_zp_low", OPS_CASES["dw3_s1_c7_odd"][0](), {"x": ZERO_POINTS["zp_low"]},
+                          budget="256K"))
+    plans.append(narrow_clamp_plan(work, "dw3_s1_c7_odd"))
     plans.append(plan_for(work, "block_s2_2k", _chain(2), budget="2K"))
+    plans.append(plan_for(work, "block_s1_2k", _chain(1), budget="2K"))
     plans.append(plan_for(work, "pw_64_zp_low", OPS_CASES["pw_64_to_64_ds_cnn"][0](), {"x": ZERO_POINTS["zp_low"]},
                           budget="256K"))
     plans.append(plan_for(work, "pw_2d_2k", pointwise_2d_model(), budget="2K"))
@@ -72,7 +78,7 @@ def _kernels_object(build: Path, variant: str, name: str) -> Path:
 #: has exactly one implementation of every variant it can link.
 VARIANT_FILES = {"conv_general": ("default", "mve"), "fully_connected": ("default", "mve"),
                  "conv_plain": ("default", "mve"), "conv_pointwise": ("default",), "conv_pointwise_mve": ("mve",),
-                 "depthwise": ("default",),
+                 "depthwise": ("default",), "depthwise_3x3": ("default",),
                  "conv_inside_mve": ("mve",), "conv_patch_mve": ("mve",), "depthwise_mve": ("mve",)}
 
 

@@ -6,7 +6,8 @@ layer by ops_conv.c's dispatchers) take packed 16-bit pairs (simd32.h: SMLAD on 
 the same arithmetic in portable C on the host) over two or four output channels, whole in-bounds
 kernel rows as one run (conv_general.c), a 1x1 variant (two pixels by two output channels a pass,
 the zero point folded into the bias: conv_pointwise.c), four depthwise channels per pass (a
-straight-line 3x3 when the window is inside: depthwise.c), and the plain loops for what they do
+straight-line 3x3 when the window is inside: depthwise.c; 3x3 layers in the DSP build:
+depthwise_3x3.c, windows cut by padding on every side included), and the plain loops for what they do
 not cover (conv_plain.c). Each geometry here is chosen to land on one of
 those paths or on an edge of it: channel counts that are not multiples of 2, 4 or 16, odd
 output-channel counts (the pair path computes the last channel twice), padding on every side
@@ -101,6 +102,19 @@ CASES = {
                    "stride 2, 13 = 3 groups of 4 and one channel"),
     "dw3_s2_c6_one_sided": (lambda: conv_model(6, 6, (8, 8), (3, 3), group=6, pads=[0, 0, 1, 1], strides=[2, 2]),
                             "stride 2 padded bottom/right"),
+    "dw3_ds_cnn_c64": (lambda: conv_model(64, 64, (25, 5), (3, 3), group=64, pads=[1, 1, 1, 1]),
+                       "DS-CNN's depthwise layer: 64 channels, 25x5, 56 of 125 windows cut"),
+    "dw3_s1_c7_odd": (lambda: conv_model(7, 7, (5, 3), (3, 3), group=7, pads=[1, 1, 1, 1]),
+                      "7 = one group of 4 and three channels, odd extents"),
+    "dw3_pads_top_left": (lambda: conv_model(12, 12, (6, 5), (3, 3), group=12, pads=[2, 1, 0, 0]),
+                          "padding top (two rows) and left only"),
+    "dw3_pads_bottom_right": (lambda: conv_model(8, 8, (5, 6), (3, 3), group=8, pads=[0, 0, 2, 1]),
+                              "padding bottom (two rows) and right only"),
+    "dw3_narrow_2x1": (lambda: conv_model(20, 20, (2, 1), (3, 3), group=20, pads=[1, 1, 1, 1]),
+                       "every window cut on both sides: one input column, two rows"),
+    "dw3_s2_c24_even": (lambda: conv_model(24, 24, (8, 7), (3, 3), group=24, pads=[1, 1, 1, 1], strides=[2, 2]),
+                        "stride 2 on an even height, odd width"),
+    "dw3_unpadded_c4": (lambda: conv_model(4, 4, (4, 6), (3, 3), group=4), "no padding: every window inside"),
     "dw5_dilated_c8": (lambda: conv_model(8, 8, (10, 10), (5, 5), group=8, pads=[4, 4, 4, 4], dilations=[2, 2]),
                        "5x5 dilated: the tap loops"),
     "dw3_multiplier2": (lambda: conv_model(4, 8, (6, 6), (3, 3), group=4, pads=[1, 1, 1, 1]),
@@ -126,11 +140,30 @@ def test_fast_path_whole(name: str, work: Path, lib: Path) -> None:
 
 @pytest.mark.parametrize("zp", list(ZERO_POINTS))
 @pytest.mark.parametrize("name", ["pw_narrow_8_to_24", "pw_wide_66_to_9", "pw_64_to_64_ds_cnn", "pw_3_to_6", "k3_same",
-                                  "dw3_s2_c13", "gemm_33_to_5"])
+                                  "dw3_s2_c13", "dw3_s1_c7_odd", "dw3_pads_top_left", "gemm_33_to_5"])
 def test_fast_path_extreme_zero_points(name: str, zp: str, work: Path, lib: Path) -> None:
     make, _ = CASES[name]
     plan = plan_for(work, f"fast_{name}_{zp}", make(), {"x": ZERO_POINTS[zp]}, budget="256K")
     assert_same_as_reference(plan, lib)
+
+
+def narrow_clamp_plan(work: Path, name: str) -> Path:
+    """Case ``name`` compiled, then its first op's clamp narrowed to [-20, 30] in the plan (the
+    compiler fuses only clamps that are the int8 range, Relu and Relu6 into their own output
+    quantization; a plan may hold any clamp inside int8, and both runtimes apply it)."""
+    from tests.runtime.plantools import PlanView
+
+    plan = plan_for(work, f"fast_{name}", CASES[name][0](), budget="256K")
+    view = PlanView(plan)
+    narrow = PlanView(view.set_op(0, "act_min", -20)).set_op(0, "act_max", 30)
+    out = plan.with_name(f"fast_{name}_clamp.tgrs")
+    out.write_bytes(narrow)
+    return out
+
+
+@pytest.mark.parametrize("name", ["dw3_s2_c13", "dw3_s1_c7_odd"])
+def test_fast_path_clamp_narrower_than_int8(name: str, work: Path, lib: Path) -> None:
+    assert_same_as_reference(narrow_clamp_plan(work, name), lib)
 
 
 def _chain(stride: int) -> onnx.ModelProto:

@@ -56,13 +56,18 @@ static inline int32_t fp_mul_by_quantized_multiplier(int32_t x, int32_t multipli
 
 /* fp_mul_by_quantized_multiplier for a multiplier other than INT32_MIN (every pair the loader
  * validates: 0 or at least 2^30), where fp_srdhm's one saturating case cannot arise: the kernels'
- * per-output requantization, without that test. */
+ * per-output requantization, without that test. The _lr form takes the shift split once into its
+ * left (shift > 0 ? shift : 0) and right (left - shift) parts, for kernels that keep them per channel. */
+static inline int32_t fp_mul_by_valid_multiplier_lr(int32_t x, int32_t multiplier, int left, int right)
+{
+    const int64_t product = (int64_t)(int32_t)((uint32_t)x << left) * (int64_t)multiplier;
+    return fp_rdbpot31((int32_t)((product + ((int64_t)1 << 30)) >> 31), right);
+}
+
 static inline int32_t fp_mul_by_valid_multiplier(int32_t x, int32_t multiplier, int32_t shift)
 {
     const int left = shift > 0 ? (int)shift : 0;
-    const int right = left - (int)shift;
-    const int64_t product = (int64_t)(int32_t)((uint32_t)x << left) * (int64_t)multiplier;
-    return fp_rdbpot31((int32_t)((product + ((int64_t)1 << 30)) >> 31), right);
+    return fp_mul_by_valid_multiplier_lr(x, multiplier, left, left - (int)shift);
 }
 
 /* 2^e as a double, exactly (no rounding: doubling and halving are exact in range), without the

@@ -121,6 +121,13 @@ static inline int tgr_depthwise_is_multiplier_1(const tgr_conv_shape *s)
     return s->out_c == s->in_c;
 }
 
+/* A depthwise 3x3 layer with channel multiplier 1 and dilation 1 (any stride, any padding). */
+static inline int tgr_depthwise_is_3x3(const tgr_conv_shape *s)
+{
+    return tgr_depthwise_is_multiplier_1(s) && s->kernel_h == 3 && s->kernel_w == 3 && s->dilation_h == 1 &&
+           s->dilation_w == 1;
+}
+
 /* ---- call predicate (dynamic: one call's extents and pads) ----------------------------------- */
 
 /* Every output window of this call lies wholly inside its input: always for an unpadded layer,
@@ -130,6 +137,17 @@ static inline int tgr_conv_windows_inside(const tgr_window *w)
     return w->pad_top <= 0 && w->pad_left <= 0 &&
            (int64_t)(w->out_h - 1) * w->stride_h + (int64_t)(w->kernel_h - 1) * w->dilation_h - w->pad_top < w->in_h &&
            (int64_t)(w->out_w - 1) * w->stride_w + (int64_t)(w->kernel_w - 1) * w->dilation_w - w->pad_left < w->in_w;
+}
+
+/* A call with fewer outputs than this takes a depthwise variant that works output by output
+ * (tgr_depthwise_s8 rather than tgr_depthwise_3x3_s8): below it the 3x3 variant's decoding of
+ * each group of channels, once a call, costs more than it saves (a chain or tile step of a pixel or
+ * two, e.g. DS-CNN at a budget of 640 B). */
+#define TGR_DEPTHWISE_FEW_OUTPUTS 12
+
+static inline int tgr_depthwise_call_is_small(const tgr_window *w)
+{
+    return (int64_t)w->batch * w->out_h * w->out_w < TGR_DEPTHWISE_FEW_OUTPUTS;
 }
 
 /* ---- Conv ------------------------------------------------------------------------------------ */
@@ -204,6 +222,19 @@ void tgr_depthwise_s8(const tgr_window *w, const int8_t *input, const int8_t *fi
  * rows), the others as (x - zp) * w over their inside taps; the last in_c % 4 channels by the
  * plain loop (conv_plain.h). Stack: 504 B. */
 void tgr_depthwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                          const tgr_requant *rq, int8_t *output);
+
+/* depthwise_3x3.c, DSP and portable builds. Requires tgr_depthwise_is_3x3; any call (the method
+ * gives it those that are not tgr_depthwise_call_is_small). Groups of four channels, each over
+ * every output of the call: its nine weight words widened once into packed pairs, its bias,
+ * bias - in_zp * sum(w) and requantization decoded once; per output four SMLABB/SMLATT a tap, a
+ * window inside the input on raw x from bias - in_zp * sum(w) (straight-line code, a run of them
+ * along a row), one cut by padding on x - in_zp over its kernel rows and columns inside (the
+ * padding adds (zp - zp) * w = 0). The sums of 16 outputs (256 B on the stack) are then
+ * requantized together, channel by channel (SMMULR and SSAT where the multiplier is at least 2^30
+ * and the clamp the int8 range); the last in_c % 4 channels by the plain loop (conv_plain.h).
+ * Stack: 800 B. */
+void tgr_depthwise_3x3_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                           const tgr_requant *rq, int8_t *output);
 
 /* conv_plain.c, every build. Any channel multiplier, any int32 in_zp. Stack: 112 B. */

@@ -86,6 +86,18 @@ static inline int32_t s32_mla_by_high(int32_t s, uint32_t pair, int32_t acc)
 {
     return __smlabt(s, (int32_t)pair, acc);
 }
+/* v clamped to [-128, 127] (SSAT). */
+static inline int32_t s32_sat8(int32_t v)
+{
+    return __ssat(v, 8);
+}
+/* The high word of a * b + 2^31, a and b signed (SMMULR). */
+static inline int32_t s32_mul_high_round(int32_t a, int32_t b)
+{
+    int32_t out;
+    __asm__("smmulr %0, %1, %2" : "=r"(out) : "r"(a), "r"(b));
+    return out;
+}
 
 #else
 
@@ -132,6 +144,14 @@ static inline int32_t s32_mla_high(uint32_t a, uint32_t b, int32_t acc)
 static inline int32_t s32_mla_by_high(int32_t s, uint32_t pair, int32_t acc)
 {
     return (int32_t)((uint32_t)acc + (uint32_t)(s * s32_lane(pair, 1)));
+}
+static inline int32_t s32_sat8(int32_t v)
+{
+    return v < -128 ? -128 : v > 127 ? 127 : v;
+}
+static inline int32_t s32_mul_high_round(int32_t a, int32_t b)
+{
+    return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
 }
 
 #endif

@@ -127,7 +127,8 @@ enum {
     METHOD_DEPTHWISE_PLAIN = 9,        /* channel multiplier above 1, or the zero point as above */
     METHOD_FULLY_CONNECTED = 10,       /* Gemm */
     METHOD_FULLY_CONNECTED_PLAIN = 11, /* Gemm, the zero point as above */
-    METHOD_CONV_POINTWISE = 12         /* tgr_conv_is_pointwise */
+    METHOD_CONV_POINTWISE = 12,        /* tgr_conv_is_pointwise */
+    METHOD_DEPTHWISE_3X3 = 18          /* tgr_depthwise_is_3x3 */
 };
 
 /* ---- helpers shared by the families (ops_common.c) --------------------------------------- */

@@ -189,8 +189,10 @@ static uint32_t depthwise_method(const tgr_plan *p, uint32_t o)
 {
     tgr_conv_shape s;
     conv_shape_of(p, o, &s);
-    return tgr_depthwise_is_multiplier_1(&s) && tgr_zp_packs_16_bits(s.in_zp) ? METHOD_DEPTHWISE
-                                                                              : METHOD_DEPTHWISE_PLAIN;
+    if (!tgr_zp_packs_16_bits(s.in_zp) || !tgr_depthwise_is_multiplier_1(&s)) {
+        return METHOD_DEPTHWISE_PLAIN;
+    }
+    return tgr_depthwise_is_3x3(&s) ? METHOD_DEPTHWISE_3X3 : METHOD_DEPTHWISE;
 }
 
 static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
@@ -211,6 +213,9 @@ static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
  * |                        |                                | tgr_conv_general_s8                         |
  * | CONV_PLAIN             | tgr_conv_plain_s8              | tgr_conv_plain_s8                           |
  * | DEPTHWISE              | tgr_depthwise_s8               | tgr_depthwise_mve_s8                        |
+ * | DEPTHWISE_3X3          | tgr_depthwise_3x3_s8; per call | tgr_depthwise_mve_s8                        |
+ * |                        | tgr_depthwise_s8 when it is    |                                             |
+ * |                        | small (few outputs)            |                                             |
  * | DEPTHWISE_PLAIN        | tgr_depthwise_plain_s8         | tgr_depthwise_plain_s8                      |
  * | FULLY_CONNECTED        | tgr_fully_connected_s8         | tgr_fully_connected_s8                      |
  * | FULLY_CONNECTED_PLAIN  | tgr_fully_connected_plain_s8   | tgr_fully_connected_plain_s8                |
@@ -279,6 +284,19 @@ static void run_depthwise(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_
     conv_call c;
     conv_call_of(p, o, tensor_ptr, region, &c);
     BY_BUILD(tgr_depthwise_mve_s8, tgr_depthwise_s8)(CONV_ARGS(c));
+}
+
+static void run_depthwise_3x3(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+#if !TGR_SIMD_MVE
+    if (tgr_depthwise_call_is_small(&c.w)) {
+        tgr_depthwise_s8(CONV_ARGS(c));
+        return;
+    }
+#endif
+    BY_BUILD(tgr_depthwise_mve_s8, tgr_depthwise_3x3_s8)(CONV_ARGS(c));
 }
 
 static void run_depthwise_plain(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -355,6 +373,7 @@ TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED_WIDE, run_conv_padded_wide);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_PLAIN, run_conv_plain);
 TGR_OP_METHODS(OP_DEPTHWISE, TILING_WINDOW, check_conv, depthwise_method);
 TGR_OP_METHOD(OP_DEPTHWISE, METHOD_DEPTHWISE, run_depthwise);
+TGR_OP_METHOD(OP_DEPTHWISE, METHOD_DEPTHWISE_3X3, run_depthwise_3x3);
 TGR_OP_METHOD(OP_DEPTHWISE, METHOD_DEPTHWISE_PLAIN, run_depthwise_plain);
 TGR_OP_METHODS(OP_GEMM, TILING_ROWS, check_gemm, gemm_method);
 TGR_OP_METHOD(OP_GEMM, METHOD_FULLY_CONNECTED, run_gemm);

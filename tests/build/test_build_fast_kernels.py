@@ -78,7 +78,7 @@ def _kernels_object(build: Path, variant: str, name: str) -> Path:
 #: has exactly one implementation of every variant it can link.
 VARIANT_FILES = {"conv_general": ("default", "mve"), "fully_connected": ("default", "mve"),
                  "conv_plain": ("default", "mve"), "conv_pointwise": ("default",), "conv_pointwise_mve": ("mve",),
-                 "depthwise": ("default",), "depthwise_3x3": ("default",),
+                 "depthwise": ("default",), "depthwise_3x3": ("default",), "depthwise_3x3_mve": ("mve",),
                  "conv_inside_mve": ("mve",), "conv_patch_mve": ("mve",), "depthwise_mve": ("mve",)}
 
 

@@ -104,7 +104,7 @@ DS_CNN_METHODS = {"CONV_PADDED", "CONV_POINTWISE", "DEPTHWISE_3X3", "FULLY_CONNE
 DS_CNN_VARIANTS = {
     "default": {"tgr_conv_general_s8", "tgr_conv_pointwise_s8", "tgr_depthwise_3x3_s8", "tgr_depthwise_s8",
                 "tgr_fully_connected_s8"},
-    "mve": {"tgr_conv_inside_mve_s8", "tgr_conv_patch_mve_s8", "tgr_conv_pointwise_mve_s8", "tgr_depthwise_mve_s8",
+    "mve": {"tgr_conv_inside_mve_s8", "tgr_conv_patch_mve_s8", "tgr_conv_pointwise_mve_s8", "tgr_depthwise_3x3_mve_s8",
             "tgr_fully_connected_s8"},
 }
 

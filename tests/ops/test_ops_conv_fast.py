@@ -6,8 +6,8 @@ layer by ops_conv.c's dispatchers) take packed 16-bit pairs (simd32.h: SMLAD on 
 the same arithmetic in portable C on the host) over two or four output channels, whole in-bounds
 kernel rows as one run (conv_general.c), a 1x1 variant (two pixels by two output channels a pass,
 the zero point folded into the bias: conv_pointwise.c), four depthwise channels per pass (a
-straight-line 3x3 when the window is inside: depthwise.c; 3x3 layers in the DSP build:
-depthwise_3x3.c, windows cut by padding on every side included), and the plain loops for what they do
+straight-line 3x3 when the window is inside: depthwise.c; 3x3 layers: depthwise_3x3.c,
+depthwise_3x3_mve.c, windows cut by padding on every side included), and the plain loops for what they do
 not cover (conv_plain.c). Each geometry here is chosen to land on one of
 those paths or on an edge of it: channel counts that are not multiples of 2, 4 or 16, odd
 output-channel counts (the pair path computes the last channel twice), padding on every side

@@ -237,6 +237,16 @@ void tgr_depthwise_mve_s8(const tgr_window *w, const int8_t *input, const int8_t
 void tgr_depthwise_3x3_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                           const tgr_requant *rq, int8_t *output);
 
+/* depthwise_3x3_mve.c, mve=1 only. Requires tgr_depthwise_is_3x3; any call. Groups of four
+ * channels, one int32 lane each, each over every output of the call: bias - in_zp * sum(w) and
+ * the requantization vectors decoded once a group; a window inside the input as raw x * w from
+ * that base (straight-line code), one cut by padding as (x - in_zp) * w from the bias over its
+ * kernel rows and columns inside; one vector requantization per output (the clamp a saturating
+ * shift where it is the int8 range); the last in_c % 4 channels by the plain loop (conv_plain.h).
+ * Stack: 432 B. */
+void tgr_depthwise_3x3_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                              const tgr_requant *rq, int8_t *output);
+
 /* conv_plain.c, every build. Any channel multiplier, any int32 in_zp. Stack: 112 B. */
 void tgr_depthwise_plain_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                             const tgr_requant *rq, int8_t *output);

@@ -213,7 +213,7 @@ static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
  * |                        |                                | tgr_conv_general_s8                         |
  * | CONV_PLAIN             | tgr_conv_plain_s8              | tgr_conv_plain_s8                           |
  * | DEPTHWISE              | tgr_depthwise_s8               | tgr_depthwise_mve_s8                        |
- * | DEPTHWISE_3X3          | tgr_depthwise_3x3_s8; per call | tgr_depthwise_mve_s8                        |
+ * | DEPTHWISE_3X3          | tgr_depthwise_3x3_s8; per call | tgr_depthwise_3x3_mve_s8                    |
  * |                        | tgr_depthwise_s8 when it is    |                                             |
  * |                        | small (few outputs)            |                                             |
  * | DEPTHWISE_PLAIN        | tgr_depthwise_plain_s8         | tgr_depthwise_plain_s8                      |
@@ -296,7 +296,7 @@ static void run_depthwise_3x3(const tgr_plan *p, uint32_t o, uint8_t *const *ten
         return;
     }
 #endif
-    BY_BUILD(tgr_depthwise_mve_s8, tgr_depthwise_3x3_s8)(CONV_ARGS(c));
+    BY_BUILD(tgr_depthwise_3x3_mve_s8, tgr_depthwise_3x3_s8)(CONV_ARGS(c));
 }
 
 static void run_depthwise_plain(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)

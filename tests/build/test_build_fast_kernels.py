@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.scons, pytest.mark.qemu]
 #: cases of tests/ops/test_ops_conv_fast.py, one or more per path and edge
 CASES = ("pw_narrow_8_to_24", "pw_narrow_12_to_3", "pw_narrow_16_to_17", "pw_narrow_4_to_5", "pw_wide_20_to_7",
          "pw_64_to_64_ds_cnn", "pw_28_to_1", "pw_3_to_6", "k3_one_sided_s2", "k10x4_first_layer", "k3_dilated",
+         "k10x4_ds_cnn", "k3_s2_all_pads_c3", "k3_gather_c14_s1", "k2x3_gather_one_channel", "k3_c15_past_gather",
          "k3_same_c32", "dw3_s1_c16", "dw3_s2_c13", "dw3_ds_cnn_c64", "dw3_s1_c7_odd",
          "dw3_pads_top_left", "dw3_pads_bottom_right", "dw3_narrow_2x1", "dw3_s2_c24_even", "dw3_unpadded_c4",
          "dw5_dilated_c8", "dw3_multiplier2", "gemm_33_to_5",
@@ -45,7 +46,7 @@ def _tools():
 def fast_plans(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     from tests.ops.models_data import plan_for
     from tests.ops.test_ops_conv_fast import CASES as OPS_CASES
-    from tests.ops.test_ops_conv_fast import ZERO_POINTS, _chain, narrow_clamp_plan, pointwise_2d_model
+    from tests.ops.test_ops_conv_fast import ZERO_POINTS, _chain, _first_layer, narrow_clamp_plan, pointwise_2d_model
 
     work = tmp_path_factory.mktemp("fast_plans")
     plans = [plan_for(work, name, OPS_CASES[name][0](), budget="256K") for name in CASES]
@@ -59,6 +60,10 @@ def fast_plans(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     plans.append(plan_for(work, "pw_64_zp_low", OPS_CASES["pw_64_to_64_ds_cnn"][0](), {"x": ZERO_POINTS["zp_low"]},
                           budget="256K"))
     plans.append(plan_for(work, "pw_2d_2k", pointwise_2d_model(), budget="2K"))
+    plans.append(plan_for(work, "k10x4_first_layer_zp_low", OPS_CASES["k10x4_first_layer"][0](),
+                          {"x": ZERO_POINTS["zp_low"]}, budget="256K"))
+    plans.append(plan_for(work, "gather_k10x4_1500", _first_layer(1, (49, 10), (10, 4), [4, 1, 5, 1]), budget="1500"))
+    plans.append(plan_for(work, "gather_k3_c3_3k", _first_layer(3, (40, 40), (3, 3), [0, 0, 1, 1]), budget="3K"))
     from tests.ops.models_data import graph, node
     from tests.ops.test_ops_matmul import QUANT, SHAPES
 
@@ -76,10 +81,10 @@ def _kernels_object(build: Path, variant: str, name: str) -> Path:
 #: kernels/ files of the convolution family's variants -> the builds that compile a body for them
 #: (kernels/README.md): a Helium file is empty outside mve=1, a DSP one empty in it, so each build
 #: has exactly one implementation of every variant it can link.
-VARIANT_FILES = {"conv_general": ("default", "mve"), "fully_connected": ("default", "mve"),
+VARIANT_FILES = {"conv_general": ("default", "mve"), "conv_gather": ("default",), "fully_connected": ("default", "mve"),
                  "conv_plain": ("default", "mve"), "conv_pointwise": ("default",), "conv_pointwise_mve": ("mve",),
                  "depthwise": ("default",), "depthwise_3x3": ("default",), "depthwise_3x3_mve": ("mve",),
-                 "conv_inside_mve": ("mve",), "conv_patch_mve": ("mve",), "depthwise_mve": ("mve",)}
+                 "conv_inside_mve": ("mve",), "conv_patch_mve": ("mve",), "conv_gather_mve": ("mve",), "depthwise_mve": ("mve",)}
 
 
 def _functions(obj: Path) -> set[str]:

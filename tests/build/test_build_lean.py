@@ -97,14 +97,14 @@ def test_a_firmware_links_only_the_softmax_method_its_plan_takes(tmp_path, ds_cn
 
 
 #: DS-CNN's convolution-family methods (ops.h) and the kernel variants they run (kernels.h), per
-#: build: its first layer is padded (10x4, window 40 B), its 1x1 layers pointwise, its depthwise
-#: layers 3x3 with channel multiplier 1 (in the DSP build calls of a few outputs take
-#: tgr_depthwise_s8: tgr_depthwise_call_is_small).
-DS_CNN_METHODS = {"CONV_PADDED", "CONV_POINTWISE", "DEPTHWISE_3X3", "FULLY_CONNECTED", "SOFTMAX_FLOAT"}
+#: build: its first layer is padded with a small window (10x4 x 1 channel = 40 inputs: the gather
+#: variants), its 1x1 layers pointwise, its depthwise layers 3x3 with channel multiplier 1 (in the
+#: DSP build calls of a few outputs take tgr_depthwise_s8: tgr_depthwise_call_is_small).
+DS_CNN_METHODS = {"CONV_GATHER", "CONV_POINTWISE", "DEPTHWISE_3X3", "FULLY_CONNECTED", "SOFTMAX_FLOAT"}
 DS_CNN_VARIANTS = {
-    "default": {"tgr_conv_general_s8", "tgr_conv_pointwise_s8", "tgr_depthwise_3x3_s8", "tgr_depthwise_s8",
+    "default": {"tgr_conv_gather_s8", "tgr_conv_pointwise_s8", "tgr_depthwise_3x3_s8", "tgr_depthwise_s8",
                 "tgr_fully_connected_s8"},
-    "mve": {"tgr_conv_inside_mve_s8", "tgr_conv_patch_mve_s8", "tgr_conv_pointwise_mve_s8", "tgr_depthwise_3x3_mve_s8",
+    "mve": {"tgr_conv_gather_mve_s8", "tgr_conv_pointwise_mve_s8", "tgr_depthwise_3x3_mve_s8",
             "tgr_fully_connected_s8"},
 }
 

@@ -93,6 +93,17 @@ CASES = {
     "k3_dilated": (lambda: conv_model(4, 5, (9, 9), (3, 3), pads=[2, 2, 2, 2], dilations=[2, 2]),
                    "dilation 2: tap by tap"),
     "k5x2_asym": (lambda: conv_model(7, 3, (8, 6), (5, 2), pads=[2, 0, 2, 1]), "non-square kernel, odd channels"),
+    # the gather variants (conv_gather.c, conv_gather_mve.c): padded windows of at most 128 inputs
+    "k10x4_ds_cnn": (lambda: conv_model(1, 64, (49, 10), (10, 4), pads=[4, 1, 5, 1], strides=[2, 2]),
+                     "DS-CNN's first layer whole: 125 pixels (an odd last one), 64 channels"),
+    "k3_s2_all_pads_c3": (lambda: conv_model(3, 5, (9, 9), (3, 3), pads=[1, 1, 1, 1], strides=[2, 2]),
+                          "27 inputs (a tail of 3), pads on every side, 25 pixels, 5 channels (odd)"),
+    "k3_gather_c14_s1": (lambda: conv_model(14, 7, (5, 7), (3, 3), pads=[1, 2, 1, 0]),
+                         "126 inputs (a tail of 2), the largest gathered window here, uneven pads"),
+    "k2x3_gather_one_channel": (lambda: conv_model(6, 1, (4, 5), (2, 3), pads=[0, 1, 1, 1], strides=[1, 2]),
+                                "one output channel (computed twice), 36 inputs, mixed strides"),
+    "k3_c15_past_gather": (lambda: conv_model(15, 6, (6, 6), (3, 3), pads=[1, 1, 1, 1]),
+                           "135 inputs: one past the gather buffers, the patch/general variants"),
     "k3_same_c32": (lambda: conv_model(32, 6, (6, 5), (3, 3), pads=[1, 1, 1, 1]),
                     "a padded window of 288 B, past the Helium patch: the general variant (conv_padded_wide)"),
     # depthwise
@@ -140,7 +151,8 @@ def test_fast_path_whole(name: str, work: Path, lib: Path) -> None:
 
 @pytest.mark.parametrize("zp", list(ZERO_POINTS))
 @pytest.mark.parametrize("name", ["pw_narrow_8_to_24", "pw_wide_66_to_9", "pw_64_to_64_ds_cnn", "pw_3_to_6", "k3_same",
-                                  "dw3_s2_c13", "dw3_s1_c7_odd", "dw3_pads_top_left", "gemm_33_to_5"])
+                                  "dw3_s2_c13", "dw3_s1_c7_odd", "dw3_pads_top_left", "gemm_33_to_5",
+                                  "k10x4_first_layer", "k3_s2_all_pads_c3", "k3_gather_c14_s1"])
 def test_fast_path_extreme_zero_points(name: str, zp: str, work: Path, lib: Path) -> None:
     make, _ = CASES[name]
     plan = plan_for(work, f"fast_{name}_{zp}", make(), {"x": ZERO_POINTS[zp]}, budget="256K")
@@ -199,3 +211,22 @@ def test_pointwise_in_2d_tiles(budget: str, work: Path, lib: Path) -> None:
 
 def pointwise_2d_model() -> onnx.ModelProto:
     return conv_model(32, 33, (3, 97), (1, 1))
+
+
+def _first_layer(cin: int, hw: tuple[int, int], kernel: tuple[int, int], pads: list[int]) -> onnx.ModelProto:
+    """A first layer (stride 2, padded: the gather variants) and a ReLU."""
+    return graph([node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=list(kernel), pads=pads, strides=[2, 2]),
+                  node("Relu", ["c"], ["y"])],
+                 {"x": [1, cin, *hw]}, _weights("c", (16, cin, *kernel)))
+
+
+@pytest.mark.parametrize("case", ["k10x4", "k3_c3"])
+@pytest.mark.parametrize("budget", ["3K", "1500"])
+def test_gather_in_tiles(case: str, budget: str, work: Path, lib: Path) -> None:
+    """The gather variants on tiles and bands: windows with offsets into larger buffers, pads on
+    some calls' edges only."""
+    model = (_first_layer(1, (49, 10), (10, 4), [4, 1, 5, 1]) if case == "k10x4"
+             else _first_layer(3, (40, 40), (3, 3), [0, 0, 1, 1]))
+    plan = plan_for(work, f"gather_{case}_{budget}", model, budget=budget)
+    assert reference_paths(plan) - {"normal"}, f"{case} at {budget} runs untiled; the case tests nothing"
+    assert_same_as_reference(plan, lib)

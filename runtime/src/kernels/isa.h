@@ -38,4 +38,13 @@
 #define TGR_NOINLINE
 #endif
 
+/* v, as far as the optimizer knows, changed: a short copy or fill loop whose stores go through it
+ * stays a loop, where GCC would otherwise call memcpy/memset for a few bytes (a call, and its
+ * size tests, cost more than the loop). No instruction. */
+#if defined(__GNUC__)
+#define TGR_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define TGR_OPAQUE(v) ((void)0)
+#endif
+
 #endif /* TGR_KERNELS_ISA_H */

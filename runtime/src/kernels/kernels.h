@@ -87,6 +87,13 @@ typedef struct tgr_conv_shape {
 /* Input bytes the Helium patch variant gathers one window into, on its stack. */
 #define TGR_CONV_PATCH_BYTES 256
 
+/* Window inputs (kernel_h x kernel_w x in_c) the gather variants gather for each of the output
+ * pixels they take at once, on their stack. */
+#define TGR_CONV_GATHER_INPUTS 128
+
+/* Output channels whose constants the Helium gather variant keeps in tables on its stack at once. */
+#define TGR_CONV_GATHER_CHANNELS 64
+
 /* ---- method predicates (static: a layer's shape, never a call's) ---------------------------- */
 
 /* Every x - zp of an int8 input fits a signed 16-bit lane, as the packed pairs need. */
@@ -113,6 +120,14 @@ static inline int tgr_conv_is_unpadded(const tgr_conv_shape *s)
 static inline int tgr_conv_window_fits_patch(const tgr_conv_shape *s)
 {
     return (int64_t)s->kernel_h * s->kernel_w * s->in_c <= TGR_CONV_PATCH_BYTES;
+}
+
+/* The window fits the gather variants' buffers and the input zero point is an int8 value (the
+ * taps outside the input are gathered as zero-point bytes): a first layer's small window. */
+static inline int tgr_conv_window_fits_gather(const tgr_conv_shape *s)
+{
+    return (int64_t)s->kernel_h * s->kernel_w * s->in_c <= TGR_CONV_GATHER_INPUTS && s->in_zp >= -128 &&
+           s->in_zp <= 127;
 }
 
 /* A depthwise layer with channel multiplier 1 (as many output channels as input channels). */
@@ -159,6 +174,29 @@ static inline int tgr_depthwise_call_is_small(const tgr_window *w)
  * Stack: 360 B (DSP), 440 B (mve=1). */
 void tgr_conv_general_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                          const tgr_requant *rq, int8_t *output);
+
+/* conv_gather.c, DSP and portable builds. Requires tgr_conv_window_fits_gather; any call (windows
+ * cut by padding included). Two output pixels at a time: each window gathered once into a stack
+ * buffer (taps outside the input hold in_zp, which adds (zp - zp) * w = 0) and widened once into
+ * (x - zp) 16-bit pairs; then two output channels a pass over both windows, eight SMLAD per four
+ * inputs (each filter word widened once for two pixels); an odd last channel is computed twice, an
+ * odd last pixel likewise. Buffers on the stack: 2 x TGR_CONV_GATHER_INPUTS x 2 B of pairs and
+ * TGR_CONV_GATHER_INPUTS B of window bytes. Stack: 896 B. */
+void tgr_conv_gather_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                        const tgr_requant *rq, int8_t *output);
+
+/* conv_gather_mve.c, mve=1 only. Requires tgr_conv_window_fits_gather; any call. Output channels
+ * in blocks of TGR_CONV_GATHER_CHANNELS: each channel's bias - in_zp * sum(w), multiplier and
+ * shift once per block into tables on the stack; then two pixels at a time (an odd last pixel
+ * twice) each window gathered once into a patch (taps outside the input hold in_zp, zeros up to a
+ * whole vector), and per group of four channels eight raw VMLADAVA dot products, each filter vector
+ * loaded once for both patches, and two vector requantizations; a last group of fewer than four
+ * channels repeats the last channel in its spare lanes and stores its own only. Filter vectors may
+ * run on into the next filter (against zeros in the patch), never past the filter array. Buffers
+ * on the stack: 3 x TGR_CONV_GATHER_CHANNELS x 4 B of tables, 2 x TGR_CONV_GATHER_INPUTS B of
+ * patches. Stack: 1,608 B. */
+void tgr_conv_gather_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
+                            const tgr_requant *rq, int8_t *output);
 
 /* conv_pointwise.c, DSP and portable builds. Requires tgr_conv_is_pointwise (the 1x1 window and
  * stride are not read from w); serves whole, tiled and striped calls (w's negative pads are offsets

@@ -120,7 +120,7 @@ enum {
     METHOD_SOFTMAX_FLOAT = 2,          /* any other output quantization: float32 expf/sum/divide */
     /* 3: unused (the narrow pointwise method, now part of METHOD_CONV_POINTWISE) */
     METHOD_CONV_UNPADDED = 4,          /* tgr_conv_is_unpadded, not pointwise */
-    METHOD_CONV_PADDED = 5,            /* padding, tgr_conv_window_fits_patch */
+    METHOD_CONV_PADDED = 5,            /* padding, tgr_conv_window_fits_patch, not _gather */
     METHOD_CONV_PADDED_WIDE = 6,       /* padding, a window larger than the patch */
     METHOD_CONV_PLAIN = 7,             /* an input zero point that does not pack in 16 bits */
     METHOD_DEPTHWISE = 8,              /* tgr_depthwise_is_multiplier_1 */
@@ -128,7 +128,8 @@ enum {
     METHOD_FULLY_CONNECTED = 10,       /* Gemm */
     METHOD_FULLY_CONNECTED_PLAIN = 11, /* Gemm, the zero point as above */
     METHOD_CONV_POINTWISE = 12,        /* tgr_conv_is_pointwise */
-    METHOD_DEPTHWISE_3X3 = 18          /* tgr_depthwise_is_3x3 */
+    METHOD_DEPTHWISE_3X3 = 18,         /* tgr_depthwise_is_3x3 */
+    METHOD_CONV_GATHER = 24            /* padding, tgr_conv_window_fits_gather */
 };
 
 /* ---- helpers shared by the families (ops_common.c) --------------------------------------- */

@@ -182,6 +182,9 @@ static uint32_t conv_method(const tgr_plan *p, uint32_t o)
     if (tgr_conv_is_unpadded(&s)) {
         return METHOD_CONV_UNPADDED;
     }
+    if (tgr_conv_window_fits_gather(&s)) {
+        return METHOD_CONV_GATHER;
+    }
     return tgr_conv_window_fits_patch(&s) ? METHOD_CONV_PADDED : METHOD_CONV_PADDED_WIDE;
 }
 
@@ -207,6 +210,7 @@ static uint32_t gemm_method(const tgr_plan *p, uint32_t o)
  * |------------------------|--------------------------------|---------------------------------------------|
  * | CONV_POINTWISE         | tgr_conv_pointwise_s8          | tgr_conv_pointwise_mve_s8                   |
  * | CONV_UNPADDED          | tgr_conv_general_s8            | tgr_conv_inside_mve_s8                      |
+ * | CONV_GATHER            | tgr_conv_gather_s8             | tgr_conv_gather_mve_s8                      |
  * | CONV_PADDED            | tgr_conv_general_s8            | per call: tgr_conv_inside_mve_s8 when its   |
  * |                        |                                | windows are inside, else tgr_conv_patch_mve_s8 |
  * | CONV_PADDED_WIDE       | tgr_conv_general_s8            | per call: tgr_conv_inside_mve_s8, else      |
@@ -257,6 +261,13 @@ static void run_conv_padded(const tgr_plan *p, uint32_t o, uint8_t *const *tenso
     }
 #endif
     BY_BUILD(tgr_conv_patch_mve_s8, tgr_conv_general_s8)(CONV_ARGS(c));
+}
+
+static void run_conv_gather(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
+{
+    conv_call c;
+    conv_call_of(p, o, tensor_ptr, region, &c);
+    BY_BUILD(tgr_conv_gather_mve_s8, tgr_conv_gather_s8)(CONV_ARGS(c));
 }
 
 static void run_conv_padded_wide(const tgr_plan *p, uint32_t o, uint8_t *const *tensor_ptr, const int32_t *region)
@@ -369,6 +380,7 @@ TGR_OP_METHODS(OP_CONV, TILING_WINDOW, check_conv, conv_method);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_POINTWISE, run_conv_pointwise);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_UNPADDED, run_conv_unpadded);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED, run_conv_padded);
+TGR_OP_METHOD(OP_CONV, METHOD_CONV_GATHER, run_conv_gather);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_PADDED_WIDE, run_conv_padded_wide);
 TGR_OP_METHOD(OP_CONV, METHOD_CONV_PLAIN, run_conv_plain);
 TGR_OP_METHODS(OP_DEPTHWISE, TILING_WINDOW, check_conv, depthwise_method);

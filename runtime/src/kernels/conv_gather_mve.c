@@ -138,6 +138,23 @@ static TGR_NOINLINE void gather_pixel(const tgr_window *w_in, const int8_t *imag
     vstrbq_p_s8(patch + k, vdupq_n_s8(0), vctp8q((uint32_t)(k16 - k)));
 }
 
+/* Channels oc + j .. oc + j + 3 of the two pixels whose patches are at patch: the dot products
+ * (dot_2x4), then two vector requantizations from the tables into out + j and out1 + j, the first
+ * `live` (1..4) lanes. */
+static inline void gather_group(const int8_t *patch, const int8_t *f0, const int8_t *f1, const int8_t *f2,
+                                const int8_t *f3, int32_t k, int tail, const gather_tables *t, int32_t j,
+                                const tgr_requant *rq, int8_t *out, int8_t *out1, int32_t live)
+{
+    const mve_pred16_t store = vctp32q((uint32_t)live);
+    const int32x4_t base = vldrwq_s32(t->base + j);
+    const int32x4_t multiplier = vldrwq_s32(t->multiplier + j);
+    const int32x4_t shift = vldrwq_s32(t->shift + j);
+    int32_t acc[8];
+    dot_2x4(patch, f0, f1, f2, f3, k, tail, acc);
+    vstrbq_p_s32(out + j, mve_requantize4(vaddq_s32(vldrwq_s32(acc), base), multiplier, shift, rq), store);
+    vstrbq_p_s32(out1 + j, mve_requantize4(vaddq_s32(vldrwq_s32(acc + 4), base), multiplier, shift, rq), store);
+}
+
 /* Channels [oc, oc + count) of every pixel of the call, count <= TGR_CONV_GATHER_CHANNELS: the
  * tables once, then two pixels at a time (an odd last pixel twice) their gathered windows against
  * each group of four channels. The hot pass (kernels/isa.h, TGR_NOINLINE), on its own copies of
@@ -157,7 +174,11 @@ static TGR_NOINLINE void gather_block_mve(const tgr_window *w_in, const int8_t *
     int32_t patch_words[2 * SECOND / 4]; /* the two patches, word-aligned (patch_load) */
     int8_t *patch = (int8_t *)patch_words;
     gather_tables t;
+    int32_t easy = 0; /* groups [0, easy) take four channels and read whole vectors of their filters */
     int32_t n, p, j, i;
+    while (easy + 4 <= count && (int64_t)(oc + easy + 3) * k + k16 <= (int64_t)win.out_c * k) {
+        easy += 4;
+    }
     for (j = 0; j < lanes; ++j) {
         const int32_t c = oc + j < last ? oc + j : last;
         const int8_t *f = filter + (int64_t)c * k;
@@ -176,23 +197,14 @@ static TGR_NOINLINE void gather_block_mve(const tgr_window *w_in, const int8_t *
             int8_t *out1 = p + 1 < pixels ? out + win.out_c : out;
             gather_pixel(&win, image, p, k, k16, q.in_zp, patch);
             gather_pixel(&win, image, p + 1 < pixels ? p + 1 : p, k, k16, q.in_zp, patch + SECOND);
-            for (j = 0; j < count; j += 4) {
-                /* the last group may repeat the last channel; a group reads whole vectors past its
-                 * filters' ends (tail 0) when the filter array has the bytes */
-                const int8_t *f0 = filter + (int64_t)(oc + j) * k;
+            const int8_t *f0 = filter + (int64_t)oc * k;
+            for (j = 0; j < easy; j += 4, f0 += 4 * k) {
+                gather_group(patch, f0, f0 + k, f0 + 2 * k, f0 + 3 * k, k16, 0, &t, j, &q, out, out1, 4);
+            }
+            for (; j < count; j += 4, f0 += 4 * k) {
                 const int8_t *f3 = oc + j + 3 < last ? f0 + 3 * k : filter + (int64_t)last * k;
-                const int8_t *f2 = oc + j + 2 < last ? f0 + 2 * k : f3;
-                const int8_t *f1 = oc + j + 1 < last ? f0 + k : f3;
-                const int tail = (int64_t)(oc + j + 3) * k + k16 > (int64_t)win.out_c * k;
-                const mve_pred16_t store = vctp32q((uint32_t)(count - j));
-                const int32x4_t base = vldrwq_s32(t.base + j);
-                const int32x4_t multiplier = vldrwq_s32(t.multiplier + j);
-                const int32x4_t shift = vldrwq_s32(t.shift + j);
-                int32_t acc[8];
-                dot_2x4(patch, f0, f1, f2, f3, tail ? k : k16, tail, acc);
-                vstrbq_p_s32(out + j, mve_requantize4(vaddq_s32(vldrwq_s32(acc), base), multiplier, shift, &q), store);
-                vstrbq_p_s32(out1 + j, mve_requantize4(vaddq_s32(vldrwq_s32(acc + 4), base), multiplier, shift, &q),
-                             store);
+                gather_group(patch, f0, oc + j + 1 < last ? f0 + k : f3, oc + j + 2 < last ? f0 + 2 * k : f3, f3, k, 1,
+                             &t, j, &q, out, out1, count - j);
             }
         }
     }

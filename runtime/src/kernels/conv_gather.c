@@ -71,12 +71,11 @@ static TGR_NOINLINE void gather_channels(const uint32_t *cols, int32_t k, int32_
                                          const uint8_t *bias, const tgr_requant *rq_in, int8_t *out0, int8_t *out1)
 {
     const tgr_requant q = *rq_in;
-    const int32_t step = q.per_channel ? 4 : 0;
     int32_t oc;
     for (oc = 0; oc < out_c; oc += 2) {
         const int32_t oc1 = oc + 1 < out_c ? oc + 1 : oc;
-        const int32_t m0 = rd_i32(q.multipliers + step * oc), s0 = rd_i32(q.shifts + step * oc);
-        const int32_t m1 = rd_i32(q.multipliers + step * oc1), s1 = rd_i32(q.shifts + step * oc1);
+        const channel_requant c0 = channel_requant_of(&q, oc);
+        const channel_requant c1 = channel_requant_of(&q, oc1);
         int32_t acc[4];
         int8_t y00, y01, y10, y11;
         acc[0] = bias_at(bias, oc);
@@ -84,10 +83,10 @@ static TGR_NOINLINE void gather_channels(const uint32_t *cols, int32_t k, int32_
         acc[2] = acc[0];
         acc[3] = acc[1];
         dot_2x2(cols, filter + (int64_t)oc * k, filter + (int64_t)oc1 * k, k, acc);
-        y00 = requantize_by(acc[0], m0, s0, &q); /* every value before the first store, which may alias */
-        y01 = requantize_by(acc[1], m1, s1, &q);
-        y10 = requantize_by(acc[2], m0, s0, &q);
-        y11 = requantize_by(acc[3], m1, s1, &q);
+        y00 = requantize_channel(acc[0], &c0); /* every value before the first store, which may alias */
+        y01 = requantize_channel(acc[1], &c1);
+        y10 = requantize_channel(acc[2], &c0);
+        y11 = requantize_channel(acc[3], &c1);
         out0[oc] = y00;
         out0[oc1] = y01;
         out1[oc] = y10;

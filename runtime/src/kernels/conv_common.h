@@ -26,13 +26,18 @@ static inline int32_t wrap_add(int32_t acc, int32_t term)
     return (int32_t)((uint32_t)acc + (uint32_t)term);
 }
 
+/* requantize() with the channel's multiplier and shift already read (a pass that requantizes
+ * several pixels of one channel reads them once). */
+static inline int8_t requantize_by(int32_t acc, int32_t multiplier, int32_t shift, const tgr_requant *rq)
+{
+    int32_t y = wrap_add(fp_mul_by_valid_multiplier(acc, multiplier, shift), rq->out_zp);
+    return (int8_t)clamp_i32(y, rq->act_min, rq->act_max);
+}
+
 static inline int8_t requantize(int32_t acc, const tgr_requant *rq, int32_t channel)
 {
     int32_t pair = rq->per_channel ? channel : 0;
-    int32_t multiplier = rd_i32(rq->multipliers + 4 * pair);
-    int32_t shift = rd_i32(rq->shifts + 4 * pair);
-    int32_t y = wrap_add(fp_mul_by_valid_multiplier(acc, multiplier, shift), rq->out_zp);
-    return (int8_t)clamp_i32(y, rq->act_min, rq->act_max);
+    return requantize_by(acc, rd_i32(rq->multipliers + 4 * pair), rd_i32(rq->shifts + 4 * pair), rq);
 }
 
 static inline int32_t bias_at(const uint8_t *bias, int32_t channel)

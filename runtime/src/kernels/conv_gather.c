@@ -19,11 +19,16 @@
 /* 16-bit pair words of one gathered window: two per four inputs. */
 #define GATHER_WORDS (TGR_CONV_GATHER_INPUTS / 2)
 
-/* The first r (1..3) bytes of f as a word, the others zero: a filter's last inputs, without
- * reading past them. */
-static inline uint32_t tail_word(const int8_t *f, int32_t r)
+/* The r (1..3) bytes at f, the rest of a filter's last word, as a word whose other bytes are zero,
+ * without reading past them: the filter's last four bytes shifted down when the filter has four
+ * (k >= 4: f - (4 - r) is still in it), byte by byte otherwise. */
+static inline uint32_t tail_word(const int8_t *f, int32_t r, int32_t k)
 {
-    uint32_t word = (uint8_t)f[0];
+    uint32_t word;
+    if (k >= 4) {
+        return s32_load(f + r - 4) >> (32 - 8 * r);
+    }
+    word = (uint8_t)f[0];
     if (r > 1) {
         word |= (uint32_t)(uint8_t)f[1] << 8;
     }
@@ -54,8 +59,8 @@ static inline void dot_2x2(const uint32_t *cols, const int8_t *f0, const int8_t 
         mla_word_2(s32_load(f1), cols, &a01, &a11);
     }
     if ((k & 3) != 0) { /* the windows hold zero past k: the filters' missing bytes read as zero */
-        mla_word_2(tail_word(f0, k & 3), cols, &a00, &a10);
-        mla_word_2(tail_word(f1, k & 3), cols, &a01, &a11);
+        mla_word_2(tail_word(f0, k & 3, k), cols, &a00, &a10);
+        mla_word_2(tail_word(f1, k & 3, k), cols, &a01, &a11);
     }
     acc[0] = a00;
     acc[1] = a01;
@@ -71,11 +76,12 @@ static TGR_NOINLINE void gather_channels(const uint32_t *cols, int32_t k, int32_
                                          const uint8_t *bias, const tgr_requant *rq_in, int8_t *out0, int8_t *out1)
 {
     const tgr_requant q = *rq_in;
+    const int32_t step = q.per_channel ? 4 : 0;
     int32_t oc;
     for (oc = 0; oc < out_c; oc += 2) {
         const int32_t oc1 = oc + 1 < out_c ? oc + 1 : oc;
-        const channel_requant c0 = channel_requant_of(&q, oc);
-        const channel_requant c1 = channel_requant_of(&q, oc1);
+        const int32_t m0 = rd_i32(q.multipliers + step * oc), s0 = rd_i32(q.shifts + step * oc);
+        const int32_t m1 = rd_i32(q.multipliers + step * oc1), s1 = rd_i32(q.shifts + step * oc1);
         int32_t acc[4];
         int8_t y00, y01, y10, y11;
         acc[0] = bias_at(bias, oc);
@@ -83,10 +89,10 @@ static TGR_NOINLINE void gather_channels(const uint32_t *cols, int32_t k, int32_
         acc[2] = acc[0];
         acc[3] = acc[1];
         dot_2x2(cols, filter + (int64_t)oc * k, filter + (int64_t)oc1 * k, k, acc);
-        y00 = requantize_channel(acc[0], &c0); /* every value before the first store, which may alias */
-        y01 = requantize_channel(acc[1], &c1);
-        y10 = requantize_channel(acc[2], &c0);
-        y11 = requantize_channel(acc[3], &c1);
+        y00 = requantize_by(acc[0], m0, s0, &q); /* every value before the first store, which may alias */
+        y01 = requantize_by(acc[1], m1, s1, &q);
+        y10 = requantize_by(acc[2], m0, s0, &q);
+        y11 = requantize_by(acc[3], m1, s1, &q);
         out0[oc] = y00;
         out0[oc1] = y01;
         out1[oc] = y10;
@@ -111,39 +117,50 @@ static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t n)
 }
 
 /* The window whose origin is (iy0, ix0) as (x - zp) pairs in cols[0, 2 * ceil(k / 4)), k =
- * kernel_h * kernel_w * in_c: its bytes first (all zero point up to a whole word, then the taps
- * inside the input copied over them, a kernel row's one run with dilation 1: the taps outside
- * add (zp - zp) * w = 0, exactly what skipping them adds), then each word widened into its even
- * and odd pairs. Not inline, on its own copy of the window. */
-static TGR_NOINLINE void gather_window(const tgr_window *w_in, const int8_t *image, int32_t iy0, int32_t ix0,
+ * kernel_h * kernel_w * in_c: its bytes first, then each word widened into its even and odd pairs.
+ * A window inside the input (the most common) is its kernel rows' runs copied, the bytes past k
+ * up to a whole word the zero point; one cut by padding starts all zero point and has the taps
+ * inside the input copied over it (a kernel row's one run with dilation 1): the taps outside add
+ * (zp - zp) * w = 0, exactly what skipping them adds. Not inline: one copy for both pixels. */
+static TGR_NOINLINE void gather_window(const tgr_window *w, const int8_t *image, int32_t iy0, int32_t ix0,
                                        int32_t k, int32_t zp, uint32_t *cols)
 {
-    const tgr_window w = *w_in;
     uint32_t words[(TGR_CONV_GATHER_INPUTS + 3) / 4];
     int8_t *bytes = (int8_t *)words;
     const uint32_t offset = s32_pair(-zp);
     uint32_t pad = (uint8_t)zp * 0x01010101u;
-    const int32_t row = w.kernel_w * w.in_c;
-    const int32_t row_step = w.dilation_h * w.in_w * w.in_c; /* input bytes from one kernel row to the next */
+    const int32_t in_c = w->in_c;
+    const int32_t row = w->kernel_w * in_c;
+    const int32_t row_step = w->dilation_h * w->in_w * in_c; /* input bytes from one kernel row to the next */
+    const int32_t k_words = (k + 3) >> 2;
     int32_t first, end, ky0, ky1, ky, kx, i;
-    for (i = 0; i < (k + 3) >> 2; ++i) {
-        TGR_OPAQUE(pad); /* a loop, not a memset call */
-        words[i] = pad;
-    }
-    taps_inside(ix0, w.kernel_w, w.dilation_w, w.in_w, &first, &end);
-    taps_inside(iy0, w.kernel_h, w.dilation_h, w.in_h, &ky0, &ky1);
-    if (first < end && ky0 < ky1) {
-        const int32_t run = w.dilation_w == 1 ? (end - first) * w.in_c : w.in_c; /* bytes a copy */
-        const int32_t copies = w.dilation_w == 1 ? 1 : end - first;
-        const int8_t *x = image + ((iy0 + ky0 * w.dilation_h) * w.in_w + ix0 + first * w.dilation_w) * w.in_c;
-        int8_t *b = bytes + ky0 * row + first * w.in_c;
-        for (ky = ky0; ky < ky1; ++ky, x += row_step, b += row) {
-            for (kx = 0; kx < copies; ++kx) {
-                copy_bytes(b + kx * w.in_c, x + kx * w.dilation_w * w.in_c, run);
+    if (w->dilation_w == 1 && ix0 >= 0 && ix0 + w->kernel_w <= w->in_w && iy0 >= 0 &&
+        iy0 + (w->kernel_h - 1) * w->dilation_h < w->in_h) {
+        const int8_t *x = image + (iy0 * w->in_w + ix0) * in_c;
+        words[k_words - 1] = pad; /* the rows overwrite its bytes before k */
+        for (ky = 0; ky < w->kernel_h; ++ky, x += row_step) {
+            copy_bytes(bytes + ky * row, x, row);
+        }
+    } else {
+        taps_inside(ix0, w->kernel_w, w->dilation_w, w->in_w, &first, &end);
+        taps_inside(iy0, w->kernel_h, w->dilation_h, w->in_h, &ky0, &ky1);
+        for (i = 0; i < k_words; ++i) {
+            TGR_OPAQUE(pad); /* a loop, not a memset call */
+            words[i] = pad;
+        }
+        if (first < end && ky0 < ky1) {
+            const int32_t run = w->dilation_w == 1 ? (end - first) * in_c : in_c; /* bytes a copy */
+            const int32_t copies = w->dilation_w == 1 ? 1 : end - first;
+            const int8_t *x = image + ((iy0 + ky0 * w->dilation_h) * w->in_w + ix0 + first * w->dilation_w) * in_c;
+            int8_t *b = bytes + ky0 * row + first * in_c;
+            for (ky = ky0; ky < ky1; ++ky, x += row_step, b += row) {
+                for (kx = 0; kx < copies; ++kx) {
+                    copy_bytes(b + kx * in_c, x + kx * w->dilation_w * in_c, run);
+                }
             }
         }
     }
-    for (i = 0; i < (k + 3) >> 2; ++i) {
+    for (i = 0; i < k_words; ++i) {
         *cols++ = s32_even_plus(offset, words[i]);
         *cols++ = s32_odd_plus(offset, words[i]);
     }

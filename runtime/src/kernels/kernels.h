@@ -181,7 +181,7 @@ void tgr_conv_general_s8(const tgr_window *w, const int8_t *input, const int8_t 
  * (x - zp) 16-bit pairs; then two output channels a pass over both windows, eight SMLAD per four
  * inputs (each filter word widened once for two pixels); an odd last channel is computed twice, an
  * odd last pixel likewise. Buffers on the stack: 2 x TGR_CONV_GATHER_INPUTS x 2 B of pairs and
- * TGR_CONV_GATHER_INPUTS B of window bytes. Stack: 896 B. */
+ * TGR_CONV_GATHER_INPUTS B of window bytes. Stack: 904 B. */
 void tgr_conv_gather_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                         const tgr_requant *rq, int8_t *output);
 
@@ -194,7 +194,7 @@ void tgr_conv_gather_s8(const tgr_window *w, const int8_t *input, const int8_t *
  * channels repeats the last channel in its spare lanes and stores its own only. Filter vectors may
  * run on into the next filter (against zeros in the patch), never past the filter array. Buffers
  * on the stack: 3 x TGR_CONV_GATHER_CHANNELS x 4 B of tables, 2 x TGR_CONV_GATHER_INPUTS B of
- * patches. Stack: 1,608 B. */
+ * patches. Stack: 1,624 B. */
 void tgr_conv_gather_mve_s8(const tgr_window *w, const int8_t *input, const int8_t *filter, const uint8_t *bias,
                             const tgr_requant *rq, int8_t *output);
 
